@@ -1,0 +1,105 @@
+"""The ``lemon`` command line: one error boundary, lazily imported command groups.
+
+Command groups live one per module (``cli/skills.py``, ``cli/mcp.py``...) and are imported only
+when invoked, so ``lemon skill find`` never pays for the MCP SDK's import time.
+"""
+
+from __future__ import annotations
+
+import importlib
+import platform
+import sys
+import traceback
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import click
+
+from ..errors import LemonSkillsError
+from ..paths import agent_dir
+
+#: command name -> "module:attribute" of a click command, imported on first use.
+COMMANDS: dict[str, str] = {
+    "skill": "lemon_skills.cli.skills:skill",
+    "prompt": "lemon_skills.cli.prompt:prompt",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported only when used."""
+
+    def __init__(self, *args: object, lazy: dict[str, str], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self._lazy:
+            module, _, attr = self._lazy[cmd_name].partition(":")
+            cmd = getattr(importlib.import_module(module), attr)
+            assert isinstance(cmd, click.Command)
+            return cmd
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="lemon-skills", prog_name="lemon")
+def cli() -> None:
+    """Skills and MCP tools for AI agents.
+
+    \b
+    Start here:
+      lemon prompt "fix the flaky login test" --cwd PROJECT   what the agent would be given
+      lemon skill list                                        every visible skill
+      lemon skill doctor KEY                                  why a skill is not active
+    """
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code (0 ok, 1 error, 2 usage, 3 crash, 130 interrupt)."""
+    try:
+        rv = cli.main(
+            args=list(argv) if argv is not None else None, prog_name="lemon", standalone_mode=False
+        )
+    except LemonSkillsError as exc:
+        _error(str(exc), exc.hint)
+        return 1
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return 130
+    except Exception:  # the CLI boundary: anything unexpected is logged, never a raw traceback
+        log = _write_crash_log()
+        _error("unexpected internal error", f"details were written to {log}; please report them")
+        return 3
+    return rv if isinstance(rv, int) else 0
+
+
+def _error(message: str, hint: str | None) -> None:
+    click.secho(f"error: {message}", err=True, fg="red")
+    if hint:
+        click.echo(f"hint: {hint}", err=True)
+
+
+def _write_crash_log() -> str:
+    from .. import __version__
+
+    path = agent_dir() / "logs" / "lemon-crash.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(
+                f"--- {datetime.now(UTC).isoformat()} lemon-skills {__version__} "
+                f"Python {platform.python_version()} {sys.platform}\n"
+            )
+            fh.write(traceback.format_exc())
+    except OSError:
+        return "<unwritable log; traceback follows>\n" + traceback.format_exc()
+    return str(path)

@@ -1,0 +1,92 @@
+"""Rendering shared by every command: JSON, aligned tables, colours, common options."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+STATE_COLOURS = {
+    "active": "green",
+    "ready": "green",
+    "pass": "green",
+    "connected": "green",
+    "not_ready": "yellow",
+    "warn": "yellow",
+    "warning": "yellow",
+    "stale": "yellow",
+    "hidden": "bright_black",
+    "disabled": "bright_black",
+    "archived": "bright_black",
+    "platform_incompatible": "magenta",
+    "blocked": "red",
+    "block": "red",
+    "error": "red",
+}
+
+
+def cwd_option(f: F) -> F:
+    """``--cwd DIR``: the project directory (default: the current directory)."""
+    return click.option(
+        "--cwd",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Project directory whose .lemon/ and .agents/ skills are used (default: current dir).",
+    )(f)
+
+
+def json_option(f: F) -> F:
+    """``--json``: machine-readable output on stdout."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(f)
+
+
+def emit_json(data: Any) -> None:
+    """Print ``data`` as pretty JSON."""
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def colour(text: str, state: str | None = None, **style: Any) -> str:
+    """Colour ``text`` by a state name (click strips styles when stdout is not a terminal)."""
+    fg = STATE_COLOURS.get(state or text)
+    return click.style(text, fg=fg, **style) if fg or style else text
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: bool = True) -> None:
+    """Print an aligned table; the last column is cut to the terminal width."""
+    if not rows:
+        return
+    plain = [[click.unstyle(c) for c in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in plain)) for i, h in enumerate(headers)]
+    width = shutil.get_terminal_size((120, 24)).columns
+    fixed = sum(widths[:-1]) + 2 * (len(widths) - 1)
+    last = max(20, width - fixed) if wrap_last and sys.stdout.isatty() else widths[-1]
+    click.echo(_row([click.style(h, bold=True) for h in headers], list(headers), widths, last))
+    for styled, raw in zip(rows, plain, strict=True):
+        click.echo(_row(list(styled), raw, widths, last))
+
+
+def _row(styled: list[str], raw: list[str], widths: list[int], last: int) -> str:
+    cells = []
+    for i, (s, r) in enumerate(zip(styled, raw, strict=True)):
+        if i == len(raw) - 1:
+            cells.append(s if len(r) <= last else r[: max(last - 1, 1)] + "…")
+        else:
+            cells.append(s + " " * (widths[i] - len(r)))
+    return "  ".join(cells).rstrip()
+
+
+def note(message: str) -> None:
+    """A secondary line on stderr (progress, hints) that never pollutes JSON on stdout."""
+    click.secho(message, err=True, fg="bright_black")
+
+
+def warn(message: str) -> None:
+    """A warning on stderr."""
+    click.secho(f"warning: {message}", err=True, fg="yellow")

@@ -1,0 +1,82 @@
+"""``lemon prompt REQUEST``: the system-prompt block an agent would receive."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..skills import api
+from ..skills.prompt import DEFAULT_BUDGET
+from ._output import cwd_option, emit_json, json_option, note, warn
+
+
+@click.command()
+@click.argument("request")
+@cwd_option
+@click.option(
+    "--max-results",
+    default=3,
+    show_default=True,
+    type=click.IntRange(0, 50),
+    help="How many relevant skills to include in full.",
+)
+@click.option(
+    "--budget",
+    default=DEFAULT_BUDGET,
+    show_default=True,
+    type=click.IntRange(200),
+    help="Character budget for the whole block.",
+)
+@click.option(
+    "--metadata-only",
+    is_flag=True,
+    help="Render relevant skills as metadata (the agent loads them with read_skill).",
+)
+@json_option
+def prompt(
+    request: str,
+    cwd: Path | None = None,
+    max_results: int = 3,
+    budget: int = DEFAULT_BUDGET,
+    metadata_only: bool = False,
+    as_json: bool = False,
+) -> None:
+    """Print the skills block for REQUEST: relevant skills plus the catalogue.
+
+    \b
+    Example:
+      lemon prompt "add a reversible migration for the orders table" --cwd examples/project
+    """
+    rendered = api.render_prompt(
+        request,
+        cwd=cwd,
+        max_results=max_results,
+        budget=budget,
+        mode="metadata" if metadata_only else "content",
+    )
+    if as_json:
+        emit_json(
+            {
+                "text": rendered.text,
+                "relevant": list(rendered.relevant),
+                "listed": list(rendered.listed),
+                "shortened": list(rendered.shortened),
+                "truncated": list(rendered.truncated),
+                "omitted": list(rendered.omitted),
+                "budget": rendered.budget,
+                "chars": len(rendered.text),
+            }
+        )
+        return
+    if not rendered.text:
+        note("no skills are visible here; nothing to add to the prompt")
+        return
+    click.echo(rendered.text)
+    relevant = ", ".join(rendered.relevant) or "none"
+    note(
+        f"relevant: {relevant}; {len(rendered.listed)} in catalogue; "
+        f"{len(rendered.text)}/{budget} chars"
+    )
+    for line in rendered.diagnostics:
+        warn(line)

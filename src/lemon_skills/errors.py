@@ -1,0 +1,132 @@
+"""The one exception tree of lemon-skills.
+
+Every error a caller may want to catch derives from ``LemonSkillsError`` and formats its own
+message from structured keyword fields::
+
+    LemonSkillsError
+     ├── ConfigError            unreadable or invalid configuration / state file
+     ├── ManifestError          a SKILL.md that cannot be parsed
+     ├── SkillNotFound          no skill with that key is visible
+     ├── InstallError           fetch / activation failed
+     │    ├── SourceError       the source could not be resolved or fetched
+     │    └── IntegrityError    hashes do not match the lock
+     ├── TrustPolicyViolation   audit blocked or approval denied
+     ├── CommandError           a subprocess exited non-zero
+     └── McpError
+          ├── McpConnectError   a server could not be started or reached
+          ├── McpAuthError      OAuth failed
+          └── McpToolError      a tool, resource or prompt call failed
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+
+class LemonSkillsError(Exception):
+    """Base class of every domain error; ``str(err)`` is a complete, user-facing sentence."""
+
+    hint: str | None = None
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        if hint is not None:
+            self.hint = hint
+
+
+class ConfigError(LemonSkillsError):
+    """A configuration or state file is unreadable, corrupt or invalid."""
+
+    def __init__(self, reason: str, *, path: Path | None = None, hint: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        message = f"{path}: {reason}" if path is not None else reason
+        super().__init__(message, hint=hint)
+
+
+class ManifestError(LemonSkillsError):
+    """A SKILL.md whose frontmatter cannot be read."""
+
+    def __init__(self, reason: str, *, path: Path | None = None, field: str | None = None) -> None:
+        self.path = path
+        self.field = field
+        self.reason = reason
+        where = str(path) if path is not None else "SKILL.md"
+        if field:
+            where += f" (field {field!r})"
+        super().__init__(f"{where}: {reason}")
+
+
+class SkillNotFound(LemonSkillsError):
+    """No visible skill has the requested key."""
+
+    def __init__(self, key: str, *, suggestions: Sequence[str] = ()) -> None:
+        self.key = key
+        self.suggestions = tuple(suggestions)
+        message = f"Skill not found: {key}"
+        hint = None
+        if self.suggestions:
+            hint = "did you mean " + ", ".join(self.suggestions) + "?"
+        else:
+            hint = "run `lemon skill list` to see the skills that are visible here"
+        super().__init__(message, hint=hint)
+
+
+class InstallError(LemonSkillsError):
+    """Installing, updating or uninstalling a skill failed; nothing was changed."""
+
+
+class SourceError(InstallError):
+    """A skill source could not be resolved or fetched."""
+
+
+class IntegrityError(InstallError):
+    """Installed files do not match their lock record."""
+
+
+class TrustPolicyViolation(LemonSkillsError):
+    """The audit blocked a bundle or an approval was denied."""
+
+
+class CommandError(LemonSkillsError):
+    """A subprocess failed."""
+
+    def __init__(
+        self, cmd: Sequence[str], *, returncode: int | None, stdout: str = "", stderr: str = ""
+    ) -> None:
+        self.cmd = tuple(cmd)
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        status = "timed out" if returncode is None else f"exited with {returncode}"
+        tail = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+        message = f"`{' '.join(self.cmd[:3])}` {status}"
+        if tail:
+            message += f": {tail}"
+        super().__init__(message)
+
+
+class McpError(LemonSkillsError):
+    """Base class of MCP failures; carries the server name when known."""
+
+    def __init__(self, message: str, *, server: str | None = None, hint: str | None = None):
+        self.server = server
+        prefix = f"MCP server {server!r}: " if server else ""
+        super().__init__(prefix + message, hint=hint)
+
+
+class McpConnectError(McpError):
+    """A server could not be started, reached or initialised."""
+
+
+class McpAuthError(McpError):
+    """OAuth discovery, token acquisition or refresh failed."""
+
+
+class McpToolError(McpError):
+    """A tool, resource or prompt request failed or named something unknown."""
+
+
+class UsageError(RuntimeError):
+    """The API was used incorrectly (a programming error, not a domain failure)."""

@@ -1,0 +1,104 @@
+"""Every location lemon-skills reads or writes, resolved at call time from the environment.
+
+Nothing here is computed at import, so changing ``LEMON_AGENT_DIR`` or ``HOME`` between calls
+(as tests and multi-tenant hosts do) takes effect immediately.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+Scope = Literal["global", "project"]
+
+#: Directory names under a scope root that hold install transients; never skills.
+STAGING_MARKERS = (".staging-", ".backup-", ".lemon-tmp-")
+
+
+def home(env: Mapping[str, str] | None = None) -> Path:
+    """Return the user's home directory (``$HOME`` first, so tests can redirect it)."""
+    env = os.environ if env is None else env
+    value = env.get("HOME")
+    return Path(value) if value else Path.home()
+
+
+def agent_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Return the agent directory: ``$LEMON_AGENT_DIR``, else ``~/.lemon/agent``."""
+    env = os.environ if env is None else env
+    value = env.get("LEMON_AGENT_DIR")
+    if value:
+        return Path(value).expanduser().absolute()
+    return home(env) / ".lemon" / "agent"
+
+
+def harness_skills_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Return the cross-client global skills dir (``~/.agents/skills``)."""
+    env = os.environ if env is None else env
+    value = env.get("LEMON_HARNESS_SKILLS_DIR")
+    if value:
+        return Path(value).expanduser().absolute()
+    return home(env) / ".agents" / "skills"
+
+
+def global_skill_dirs(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Global search dirs in precedence order (first one holding a key wins)."""
+    return _dedupe([agent_dir(env) / "skill", harness_skills_dir(env)])
+
+
+def git_root(start: Path) -> Path | None:
+    """Return the nearest ancestor of ``start`` (inclusive) holding a ``.git`` dir or file."""
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def project_skill_dirs(cwd: Path) -> list[Path]:
+    """Project search dirs in precedence order.
+
+    ``<cwd>/.lemon/skill`` first, then ``.agents/skills`` in ``cwd`` and each parent up to the git
+    root. Outside a git repository only ``cwd`` itself is searched, so a project never picks up
+    ``~/.agents/skills`` (a global dir) by walking up into the home directory.
+    """
+    cwd = cwd.absolute()
+    dirs = [cwd / ".lemon" / "skill"]
+    root = git_root(cwd)
+    ancestors = (
+        [cwd] if root is None else [cwd, *cwd.parents[: len(cwd.parents) - len(root.parents)]]
+    )
+    dirs.extend(a / ".agents" / "skills" for a in ancestors)
+    return _dedupe(dirs)
+
+
+def scope_root(scope: Scope, cwd: Path | None = None) -> Path:
+    """Return the directory holding a scope's state files (agent dir or ``<cwd>/.lemon``)."""
+    if scope == "global":
+        return agent_dir()
+    return resolve_cwd(cwd) / ".lemon"
+
+
+def scope_skill_dir(scope: Scope, cwd: Path | None = None) -> Path:
+    """Return the directory new skills of a scope are written to."""
+    return scope_root(scope, cwd) / "skill"
+
+
+def resolve_cwd(cwd: str | os.PathLike[str] | None) -> Path:
+    """Return ``cwd`` as an absolute path, defaulting to the process working directory."""
+    return Path(cwd).expanduser().absolute() if cwd is not None else Path.cwd()
+
+
+def is_transient_name(name: str) -> bool:
+    """Return True for hidden entries and install staging/backup dirs."""
+    return name.startswith(".") or any(marker in name for marker in STAGING_MARKERS)
+
+
+def _dedupe(paths: list[Path]) -> list[Path]:
+    seen: set[Path] = set()
+    out: list[Path] = []
+    for p in paths:
+        if p not in seen:
+            seen.add(p)
+            out.append(p)
+    return out

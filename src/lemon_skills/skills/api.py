@@ -1,0 +1,186 @@
+"""The skills facade: the functions ``lemon_skills`` re-exports, wired to the real machine.
+
+Every function resolves paths at call time and takes ``cwd`` (default: the process working
+directory, as in the design document).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import SkillNotFound
+from ..paths import Scope, resolve_cwd
+from . import enablement, lockfile, ranking
+from . import prompt as prompt_mod
+from .model import Diagnostic, Entry
+from .registry import View, default_registry
+from .status import SkillStatus, evaluate, not_found
+
+PathArg = str | os.PathLike[str] | None
+
+
+def view(cwd: PathArg = None, *, refresh: bool = False) -> View:
+    """Current registry view for ``cwd``."""
+    reg = default_registry()
+    if refresh:
+        reg.refresh()
+    return reg.view(resolve_cwd(cwd))
+
+
+def list_skills(*, cwd: PathArg = None, refresh: bool = False) -> list[Entry]:
+    """Every visible skill, sorted by key, disabled ones included (``enabled=False``)."""
+    return list(view(cwd, refresh=refresh).entries)
+
+
+def get(key: str, *, cwd: PathArg = None, refresh: bool = False) -> Entry | None:
+    """The visible skill with ``key``, or None."""
+    return view(cwd, refresh=refresh).by_key.get(key)
+
+
+def require(key: str, *, cwd: PathArg = None) -> Entry:
+    """Like ``get`` but raises ``SkillNotFound`` with close-key suggestions."""
+    v = view(cwd)
+    entry = v.by_key.get(key)
+    if entry is None:
+        raise SkillNotFound(key, suggestions=suggest(key, v.by_key))
+    return entry
+
+
+def suggest(key: str, keys: Sequence[str] | dict[str, Entry], *, n: int = 3) -> list[str]:
+    """Close matches for a mistyped key."""
+    return difflib.get_close_matches(key, list(keys), n=n, cutoff=0.6)
+
+
+def diagnostics(*, cwd: PathArg = None) -> list[Diagnostic]:
+    """Every problem found loading the skills visible from ``cwd``."""
+    return list(view(cwd).diagnostics)
+
+
+def status(key: str, *, cwd: PathArg = None) -> SkillStatus:
+    """Readiness of one skill (``ready``, ``activation_state``, what is missing...)."""
+    v = view(cwd)
+    entry = v.by_key.get(key)
+    if entry is None:
+        return not_found(key)
+    return evaluate(
+        entry, enabled_state=v.enablement, env=os.environ, blocked=_audit_blocked(entry, v.cwd)
+    )
+
+
+def _audit_blocked(entry: Entry, cwd: Path | None) -> bool:
+    scope: Scope = "project" if entry.source == "project" else "global"
+    rec = lockfile.record(lockfile.lock_path(scope, cwd), entry.key)
+    return bool(rec) and (rec.get("audit") or {}).get("verdict") == "block"  # type: ignore[union-attr]
+
+
+def _scope(global_: bool | None, scope: Scope | None) -> Scope:
+    if scope is not None:
+        return scope
+    return "global" if global_ is None or global_ else "project"
+
+
+def set_enabled(
+    key: str,
+    enabled: bool,
+    *,
+    cwd: PathArg = None,
+    global_: bool | None = None,
+    scope: Scope | None = None,
+) -> bool:
+    """Enable or disable ``key`` in one scope's skills.json; return True if the file changed.
+
+    Raises:
+        SkillNotFound: no visible skill has that key.
+        ConfigError: the scope's skills.json is corrupt (it is left untouched).
+    """
+    where = resolve_cwd(cwd)
+    require(key, cwd=where)
+    path = enablement.skills_json_path(_scope(global_, scope), where)
+    changed = enablement.set_disabled(path, key, not enabled)
+    default_registry().invalidate()
+    return changed
+
+
+def enable(
+    key: str, *, cwd: PathArg = None, global_: bool | None = None, scope: Scope | None = None
+) -> bool:
+    """Remove ``key`` from the disabled list of a scope (default global)."""
+    return set_enabled(key, True, cwd=cwd, global_=global_, scope=scope)
+
+
+def disable(
+    key: str, *, cwd: PathArg = None, global_: bool | None = None, scope: Scope | None = None
+) -> bool:
+    """Add ``key`` to the disabled list of a scope (default global)."""
+    return set_enabled(key, False, cwd=cwd, global_=global_, scope=scope)
+
+
+def refresh(*, cwd: PathArg = None) -> None:
+    """Drop every cached scope so the next call reloads all skills from disk."""
+    default_registry().refresh()
+
+
+def matches(
+    query: str, *, cwd: PathArg = None, max_results: int = 3, refresh: bool = False
+) -> list[ranking.Match]:
+    """Ranked matches with score parts (what ``find_relevant`` returns, explained)."""
+    v = view(cwd, refresh=refresh)
+    index = v.memo.get("ranking_index")
+    if index is None:
+        index = ranking.build_index(v.enabled())
+        v.memo["ranking_index"] = index
+    return ranking.rank(index, query, limit=max_results)
+
+
+def find_relevant(
+    query: str, *, cwd: PathArg = None, max_results: int = 3, refresh: bool = False
+) -> list[Entry]:
+    """Enabled skills relevant to ``query``, best first; ``[]`` when none applies."""
+    return [m.entry for m in matches(query, cwd=cwd, max_results=max_results, refresh=refresh)]
+
+
+def prompt_catalogue(v: View) -> list[Entry]:
+    """Skills the catalogue may show: enabled, model-invocable, active or merely not ready."""
+    out = []
+    for e in v.enabled():
+        if e.manifest.disable_model_invocation:
+            continue
+        st = evaluate(e, enabled_state=v.enablement, env=os.environ)
+        if st.activation_state in ("active", "not_ready"):
+            out.append(e)
+    return out
+
+
+def render_prompt(
+    request: str,
+    *,
+    cwd: PathArg = None,
+    max_results: int = 3,
+    budget: int = prompt_mod.DEFAULT_BUDGET,
+    mode: prompt_mod.Mode = "content",
+) -> prompt_mod.RenderedPrompt:
+    """The system-prompt block for ``request``: relevant skills and the catalogue."""
+    v = view(cwd)
+    catalogue = prompt_catalogue(v)
+    allowed = {e.key for e in catalogue}
+    relevant = [
+        e for e in find_relevant(request, cwd=cwd, max_results=max_results) if e.key in allowed
+    ]
+    return prompt_mod.render(relevant, catalogue, budget=budget, mode=mode)
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """Why one skill is or is not active, in words."""
+
+    key: str
+    state: str
+    reasons: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form."""
+        return {"key": self.key, "state": self.state, "reasons": list(self.reasons)}

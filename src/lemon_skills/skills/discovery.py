@@ -1,0 +1,200 @@
+"""Find skill directories on disk and load them into ``Entry`` records with diagnostics.
+
+Scanning is I/O; ``merge`` (precedence, real-path de-duplication, shadowing) is pure. One bad
+SKILL.md only ever costs its own skill: every problem becomes a ``Diagnostic``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ManifestError
+from ..paths import is_transient_name
+from .manifest import parse_skill
+from .model import Diagnostic, Entry, Source
+
+SKILL_FILE = "SKILL.md"
+#: SKILL.md files larger than this are refused rather than read into every prompt.
+MAX_SKILL_BYTES = 1024 * 1024
+
+FileSig = tuple[int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A directory that holds a SKILL.md, before it is parsed."""
+
+    key: str
+    path: Path
+    search_dir: Path
+    source: Source
+    sig: FileSig
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """The outcome of loading one candidate: an entry (unless fatal) and its diagnostics."""
+
+    entry: Entry | None
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def file_sig(path: Path) -> FileSig | None:
+    """Cheap change signature of a file or dir (follows symlinks); None when missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def scan_dir(search_dir: Path, source: Source) -> tuple[list[Candidate], list[Diagnostic]]:
+    """List the skill directories directly under ``search_dir`` in key order."""
+    try:
+        children = sorted(os.scandir(search_dir), key=lambda d: d.name)
+    except FileNotFoundError:
+        return [], []
+    except OSError as exc:
+        return [], [
+            Diagnostic(path=search_dir, reason=f"cannot list: {exc.strerror}", code="unreadable")
+        ]
+    found: list[Candidate] = []
+    diags: list[Diagnostic] = []
+    for child in children:
+        if is_transient_name(child.name):
+            continue
+        try:
+            is_dir = child.is_dir()  # follows symlinks: the npm `skills` CLI installs by symlink
+        except OSError:
+            is_dir = False
+        if not is_dir:
+            if child.is_symlink() and not os.path.exists(child.path):
+                diags.append(_diag(child.path, "broken symlink", "broken_symlink", key=child.name))
+            continue
+        path = Path(child.path)
+        sig = file_sig(path / SKILL_FILE)
+        if sig is not None:
+            found.append(Candidate(child.name, path, search_dir, source, sig))
+        else:
+            diags.extend(_explain_missing(path, child.name))
+    return found, diags
+
+
+def _explain_missing(path: Path, key: str) -> list[Diagnostic]:
+    if (path / "skill.md").exists():
+        return [
+            _diag(path / "skill.md", "named skill.md; rename it to SKILL.md", "misnamed", key=key)
+        ]
+    return []
+
+
+def load_candidate(candidate: Candidate) -> Loaded:
+    """Read and parse one SKILL.md; never raises."""
+    skill_file = candidate.path / SKILL_FILE
+    key = candidate.key
+    if candidate.sig[1] > MAX_SKILL_BYTES:
+        reason = f"SKILL.md is {candidate.sig[1]} bytes, over the {MAX_SKILL_BYTES}-byte limit"
+        return Loaded(None, (_diag(skill_file, reason, "too_large", key=key),))
+    try:
+        raw = skill_file.read_bytes()
+        text = raw.decode("utf-8")
+    except OSError as exc:
+        return Loaded(
+            None, (_diag(skill_file, f"cannot read: {exc.strerror}", "unreadable", key=key),)
+        )
+    except UnicodeDecodeError as exc:
+        reason = f"not valid UTF-8 (byte {exc.start})"
+        return Loaded(None, (_diag(skill_file, reason, "encoding", key=key),))
+    try:
+        parsed = parse_skill(text, path=skill_file)
+    except ManifestError as exc:
+        return Loaded(None, (_diag(skill_file, exc.reason, "invalid_frontmatter", key=key),))
+    diags = [
+        _diag(skill_file, f"{w.field}: {w.message}", "field", key=key, level="warning")
+        for w in parsed.warnings
+    ]
+    m = parsed.manifest
+    if not m.description:
+        diags.append(
+            _diag(
+                skill_file,
+                "no description; find_relevant cannot match it",
+                "no_description",
+                key=key,
+                level="warning",
+            )
+        )
+    entry = Entry(
+        key=key,
+        name=m.name or key,
+        description=m.description,
+        source=candidate.source,
+        path=candidate.path,
+        manifest=m,
+        body=parsed.body,
+        search_dir=candidate.search_dir,
+        content_hash=hashlib.sha256(raw).hexdigest(),
+    )
+    return Loaded(entry, tuple(diags))
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """The visible skills of a cwd after precedence, plus what was hidden and why."""
+
+    entries: dict[str, Entry]
+    diagnostics: list[Diagnostic]
+    shadowed: dict[str, list[Entry]]
+
+
+def merge(ordered: Iterable[Entry]) -> Merged:
+    """Apply precedence to entries given in search order: first key wins, same real dir once."""
+    entries: dict[str, Entry] = {}
+    by_real: dict[str, Entry] = {}
+    shadowed: dict[str, list[Entry]] = {}
+    diags: list[Diagnostic] = []
+    for entry in ordered:
+        real = os.path.realpath(entry.path)
+        first = by_real.get(real)
+        if first is not None:
+            if first.key != entry.key:
+                diags.append(
+                    _diag(
+                        entry.path,
+                        f"same directory as skill {first.key!r} ({first.path}); loaded once",
+                        "duplicate",
+                        key=entry.key,
+                        level="info",
+                    )
+                )
+            continue
+        winner = entries.get(entry.key)
+        if winner is not None:
+            shadowed.setdefault(entry.key, []).append(entry)
+            reason = f"{entry.source} skill shadowed by {winner.source} skill at {winner.path}"
+            diags.append(_diag(entry.path, reason, "shadowed", key=entry.key, level="warning"))
+            continue
+        by_real[real] = entry
+        entries[entry.key] = entry
+    return Merged(entries, diags, shadowed)
+
+
+def _diag(
+    path: str | Path, reason: str, code: str, *, key: str | None = None, level: str = "error"
+) -> Diagnostic:
+    return Diagnostic(path=Path(path), reason=reason, code=code, key=key, level=level)  # type: ignore[arg-type]
+
+
+def candidates_in(dirs: Sequence[Path], source: Source) -> tuple[list[Candidate], list[Diagnostic]]:
+    """Scan several search dirs of one scope, in precedence order."""
+    found: list[Candidate] = []
+    diags: list[Diagnostic] = []
+    for d in dirs:
+        c, dg = scan_dir(d, source)
+        found.extend(c)
+        diags.extend(dg)
+    return found, diags

@@ -1,0 +1,92 @@
+"""``lemon skill doctor``: explain in words why a skill is or is not active."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import api, enablement
+from . import prompt as prompt_mod
+from .api import DoctorReport, PathArg
+from .model import Entry
+from .registry import View
+from .status import SkillStatus
+
+#: Extra explainers (usage lifecycle, audit...) registered by other modules of the package.
+Explainer = Callable[[Entry, View], list[str]]
+EXPLAINERS: list[Explainer] = []
+
+
+def doctor(key: str | None = None, *, cwd: PathArg = None) -> list[DoctorReport]:
+    """Reports for one key, or for every visible skill and every skill that failed to load."""
+    v = api.view(cwd)
+    if key is not None:
+        return [_one(key, v)]
+    keys = sorted({*v.by_key, *(d.key for d in v.diagnostics if d.key)})
+    return [_one(k, v) for k in keys]
+
+
+def _one(key: str, v: View) -> DoctorReport:
+    entry = v.by_key.get(key)
+    problems = [d for d in v.diagnostics if d.key == key]
+    if entry is None:
+        reasons = [f"{d.path} failed to load: {d.reason}" for d in problems if d.level == "error"]
+        if not reasons:
+            close = api.suggest(key, v.by_key)
+            reasons = [
+                f"no skill named {key!r} in any search directory"
+                + (f"; did you mean {', '.join(close)}?" if close else "")
+            ]
+        return DoctorReport(key, "missing", tuple(reasons))
+    st = api.status(key, cwd=v.cwd)
+    reasons = _status_reasons(st, v, key)
+    for shadow in v.shadowed.get(key, []):
+        reasons.append(f"shadows the {shadow.source} skill at {shadow.path} (this one wins)")
+    reasons.extend(f"{d.path}: {d.reason}" for d in problems if d.code != "shadowed")
+    if entry.manifest.disable_model_invocation:
+        reasons.append(
+            "disable-model-invocation is set: never offered to the model, load it explicitly"
+        )
+    for explain in EXPLAINERS:
+        reasons.extend(explain(entry, v))
+    if st.activation_state in ("active", "not_ready"):
+        reasons.extend(_budget_reasons(entry, v))
+    if not reasons:
+        reasons.append(f"active ({entry.source} skill at {entry.path})")
+    return DoctorReport(key, st.activation_state, tuple(reasons))
+
+
+def _status_reasons(st: SkillStatus, v: View, key: str) -> list[str]:
+    out: list[str] = []
+    if st.disabled:
+        for scope in st.disabled_in:
+            path = enablement.skills_json_path(scope, v.cwd)  # type: ignore[arg-type]
+            out.append(
+                f"disabled in {path} (run `lemon skill enable {key}"
+                f"{' --project' if scope == 'project' else ''}`)"
+            )
+        return out
+    if not st.platform_compatible:
+        out.append(f"not available on {st.platform}")
+    if st.blocked:
+        out.append("blocked by the install audit (see `lemon skill verify`)")
+    if st.missing_bins:
+        out.append("missing binaries on PATH: " + ", ".join(st.missing_bins))
+    if st.missing_any_bins:
+        out.append("needs one of: " + ", ".join(st.missing_any_bins))
+    if st.missing_env:
+        out.append("unset environment variables: " + ", ".join(st.missing_env))
+    if st.missing_config:
+        out.append(
+            "missing config (env var or skills.json skills.<key>.config): "
+            + ", ".join(st.missing_config)
+        )
+    return out
+
+
+def _budget_reasons(entry: Entry, v: View) -> list[str]:
+    rendered = prompt_mod.render([], api.prompt_catalogue(v))
+    if entry.key in rendered.omitted:
+        return [f"left out of the prompt catalogue: over the {rendered.budget}-character budget"]
+    if entry.key in rendered.shortened:
+        return ["description shortened in the prompt catalogue to fit the budget"]
+    return []

@@ -1,0 +1,124 @@
+"""Enable/disable state and per-skill config in ``skills.json``, one file per scope.
+
+A skill is disabled when *either* scope disables it: a project list adds to the global one,
+it never replaces it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import _fs
+from ..errors import ConfigError
+from ..paths import Scope, scope_root
+
+VERSION = 1
+
+
+def skills_json_path(scope: Scope, cwd: Path | None = None) -> Path:
+    """Return the ``skills.json`` of a scope."""
+    return scope_root(scope, cwd) / "skills.json"
+
+
+def empty_state() -> dict[str, Any]:
+    """The content of a ``skills.json`` that does not exist yet."""
+    return {"version": VERSION, "disabled": [], "skills": {}}
+
+
+@dataclass(frozen=True, slots=True)
+class Enablement:
+    """The merged enable/disable view of both scopes."""
+
+    disabled_global: frozenset[str] = frozenset()
+    disabled_project: frozenset[str] = frozenset()
+    config: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    errors: tuple[ConfigError, ...] = ()
+
+    def is_disabled(self, key: str) -> bool:
+        """True when either scope disables ``key``."""
+        return key in self.disabled_global or key in self.disabled_project
+
+    def disabled_in(self, key: str) -> list[Scope]:
+        """The scopes whose skills.json disables ``key``."""
+        out: list[Scope] = []
+        if key in self.disabled_global:
+            out.append("global")
+        if key in self.disabled_project:
+            out.append("project")
+        return out
+
+
+def parse_state(data: Mapping[str, Any], *, path: Path) -> tuple[frozenset[str], dict[str, Any]]:
+    """Validate one skills.json document; return its disabled set and per-skill config.
+
+    Raises:
+        ConfigError: ``disabled`` is not a list of strings or ``skills`` is not an object.
+    """
+    disabled = data.get("disabled", [])
+    if not isinstance(disabled, list) or not all(isinstance(k, str) for k in disabled):
+        raise ConfigError('"disabled" must be a list of skill keys', path=path)
+    skills = data.get("skills", {})
+    if not isinstance(skills, dict):
+        raise ConfigError('"skills" must be an object of per-skill settings', path=path)
+    return frozenset(disabled), skills
+
+
+def load(global_path: Path, project_path: Path | None) -> Enablement:
+    """Read both scopes; a corrupt file becomes an error in ``errors``, never an exception."""
+    errors: list[ConfigError] = []
+    sets: list[frozenset[str]] = []
+    config: dict[str, dict[str, Any]] = {}
+    for path in (global_path, project_path):
+        if path is None:
+            sets.append(frozenset())
+            continue
+        try:
+            disabled, skills = parse_state(_fs.read_json(path, default=empty_state), path=path)
+        except ConfigError as exc:
+            errors.append(exc)
+            disabled, skills = frozenset(), {}
+        sets.append(disabled)
+        for key, value in skills.items():
+            if isinstance(value, dict):
+                config.setdefault(key, {}).update(value)
+    return Enablement(sets[0], sets[1], config, tuple(errors))
+
+
+def set_disabled(path: Path, key: str, disabled: bool) -> bool:
+    """Add or remove ``key`` from the disabled list of one file; return True if it changed.
+
+    Raises:
+        ConfigError: the file is corrupt (it is left untouched).
+    """
+    changed = False
+
+    def change(state: dict[str, Any]) -> None:
+        nonlocal changed
+        current, _ = parse_state(state, path=path)
+        state.setdefault("version", VERSION)
+        state.setdefault("skills", {})
+        if disabled and key not in current:
+            state["disabled"] = sorted(current | {key})
+            changed = True
+        elif not disabled and key in current:
+            state["disabled"] = sorted(current - {key})
+            changed = True
+
+    _fs.update_json(path, change, default=empty_state)
+    return changed
+
+
+def forget(path: Path, key: str) -> None:
+    """Drop every trace of ``key`` from one skills.json (used by uninstall)."""
+
+    def change(state: dict[str, Any]) -> None:
+        current, skills = parse_state(state, path=path)
+        if key in current:
+            state["disabled"] = sorted(current - {key})
+        skills.pop(key, None)
+
+    if path.exists():
+        _fs.update_json(path, change, default=empty_state)

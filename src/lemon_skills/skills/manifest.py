@@ -1,0 +1,359 @@
+"""SKILL.md frontmatter: split the file, parse YAML or TOML, and build a ``Manifest``.
+
+Pure functions over text. Loading is lenient in the way the Agent Skills client guide asks
+for: a field of the wrong shape is dropped with a warning instead of hiding the skill, and
+only frontmatter that cannot be parsed at all is an error. ``lint`` applies the strict rules.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .. import _yaml
+from ..errors import ManifestError
+
+Format = Literal["yaml", "toml", "none"]
+
+PLATFORMS = ("linux", "darwin", "win32", "any")
+_PLATFORM_ALIASES = {"macos": "darwin", "mac": "darwin", "osx": "darwin", "windows": "win32"}
+
+#: Fields lemon understands beyond the Agent Skills spec (lint reports them as extensions).
+LEMON_FIELDS = frozenset(
+    {
+        "version",
+        "author",
+        "tags",
+        "keywords",
+        "category",
+        "platforms",
+        "requires",
+        "disable-model-invocation",
+        "user-invocable",
+        "homepage",
+    }
+)
+SPEC_FIELDS = frozenset(
+    {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Requires:
+    """What a skill needs from the machine before it can be active."""
+
+    bins: tuple[str, ...] = ()
+    any_bins: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    config: tuple[str, ...] = ()
+    mcp: tuple[str, ...] = ()
+
+    def merged(self, other: Requires) -> Requires:
+        """Union of two requirement sets, order preserved."""
+        return Requires(
+            bins=_union(self.bins, other.bins),
+            any_bins=_union(self.any_bins, other.any_bins),
+            env=_union(self.env, other.env),
+            config=_union(self.config, other.config),
+            mcp=_union(self.mcp, other.mcp),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Manifest:
+    """The normalised frontmatter of one SKILL.md."""
+
+    name: str | None = None
+    description: str = ""
+    version: str | None = None
+    author: str | None = None
+    license: str | None = None
+    compatibility: str | None = None
+    tags: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    category: str | None = None
+    platforms: tuple[str, ...] = ("any",)
+    requires: Requires = field(default_factory=Requires)
+    allowed_tools: tuple[str, ...] = ()
+    disable_model_invocation: bool = False
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    raw: Mapping[str, Any] = field(default_factory=dict)
+    format: Format = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class FieldWarning:
+    """A frontmatter problem that did not stop the skill from loading."""
+
+    field: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSkill:
+    """Result of parsing one SKILL.md: manifest, body and non-fatal warnings."""
+
+    manifest: Manifest
+    body: str
+    warnings: tuple[FieldWarning, ...]
+    body_line: int  # 1-based line number where the body starts in the file
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A SKILL.md cut into frontmatter source text and body."""
+
+    format: Format
+    frontmatter: str
+    body: str
+    body_line: int
+
+
+_OPEN = {"---": "yaml", "+++": "toml"}
+
+
+def split_frontmatter(text: str, *, path: Path | None = None) -> Split:
+    """Cut ``text`` into frontmatter and body.
+
+    The frontmatter closes at the *first* delimiter line after the opening one, so a body that
+    ends with a ``---`` horizontal rule stays a body. A BOM and CRLF line endings are accepted.
+
+    Raises:
+        ManifestError: the frontmatter is opened but never closed.
+    """
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    opener = lines[start].rstrip() if start < len(lines) else ""
+    fmt = _OPEN.get(opener)
+    if fmt is None:
+        return Split("none", "", text.strip("\n"), 1)
+    closers = ("---", "...") if fmt == "yaml" else ("+++",)
+    for i in range(start + 1, len(lines)):
+        if lines[i].rstrip() in closers:
+            front = "\n".join(lines[start + 1 : i])
+            body = "\n".join(lines[i + 1 :])
+            lead = len(body) - len(body.lstrip("\n"))
+            return Split(fmt, front, body.strip("\n"), i + 2 + lead)  # type: ignore[arg-type]
+    raise ManifestError(
+        f"frontmatter opened with {opener!r} on line {start + 1} is never closed", path=path
+    )
+
+
+def parse_skill(text: str, *, path: Path | None = None) -> ParsedSkill:
+    """Parse a whole SKILL.md into a manifest, body and warnings.
+
+    Raises:
+        ManifestError: the frontmatter cannot be split or parsed, or is not a mapping.
+    """
+    split = split_frontmatter(text, path=path)
+    warnings: list[FieldWarning] = []
+    if split.format == "none":
+        data: dict[str, Any] = {}
+        warnings.append(FieldWarning("frontmatter", "no frontmatter; name and description unset"))
+    elif split.format == "toml":
+        data = _load_toml(split.frontmatter, path)
+    else:
+        data = _load_yaml(split.frontmatter, path, warnings)
+    manifest = build_manifest(data, fmt=split.format, warnings=warnings)
+    return ParsedSkill(manifest, split.body, tuple(warnings), split.body_line)
+
+
+def _load_toml(source: str, path: Path | None) -> dict[str, Any]:
+    try:
+        return tomllib.loads(source)
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"invalid TOML frontmatter: {exc}", path=path) from exc
+
+
+def _load_yaml(source: str, path: Path | None, warnings: list[FieldWarning]) -> dict[str, Any]:
+    try:
+        data = _yaml.safe_load(source)
+    except _yaml.YAMLError as exc:
+        # Hand-written frontmatter often has an unquoted ": " inside a description; the client
+        # guide recommends retrying with quoted values before giving up on the skill.
+        retried = _requote(source)
+        try:
+            data = _yaml.safe_load(retried) if retried != source else None
+        except _yaml.YAMLError:
+            data = None
+        if not isinstance(data, dict):
+            raise ManifestError(
+                f"invalid YAML frontmatter: {_yaml_reason(exc)}", path=path
+            ) from exc
+        warnings.append(
+            FieldWarning(
+                "frontmatter", f"invalid YAML ({_yaml_reason(exc)}); read after quoting values"
+            )
+        )
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ManifestError(
+            f"frontmatter must be a mapping of fields, got {type(data).__name__}", path=path
+        )
+    return {str(k): v for k, v in data.items()}
+
+
+_TOP_SCALAR = re.compile(r"^([A-Za-z0-9_.-]+):[ \t]+(.+?)[ \t]*$")
+
+
+def _requote(source: str) -> str:
+    out = []
+    for line in source.split("\n"):
+        m = _TOP_SCALAR.match(line)
+        if m and m.group(2)[0] not in "'\"[{|>&*!#":
+            value = m.group(2).replace("'", "''")
+            line = f"{m.group(1)}: '{value}'"
+        out.append(line)
+    return "\n".join(out)
+
+
+def _yaml_reason(exc: Exception) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is not None:
+        return f"{problem} at frontmatter line {mark.line + 1}, column {mark.column + 1}"
+    return str(problem)
+
+
+def build_manifest(
+    data: Mapping[str, Any], *, fmt: Format = "yaml", warnings: list[FieldWarning] | None = None
+) -> Manifest:
+    """Normalise a frontmatter mapping; shape problems become ``warnings``, never exceptions."""
+    w: list[FieldWarning] = [] if warnings is None else warnings
+    metadata = _mapping(data, "metadata", w)
+    lemon = metadata.get("lemon")
+    lemon_meta: Mapping[str, Any] = lemon if isinstance(lemon, Mapping) else {}
+    requires = _requires(data.get("requires"), "requires", w)
+    if "requires" in lemon_meta:
+        requires = requires.merged(_requires(lemon_meta["requires"], "metadata.lemon.requires", w))
+    platforms = _platforms(data, lemon_meta, w)
+    description = _text(data, "description", w) or ""
+    return Manifest(
+        name=_text(data, "name", w),
+        description=" ".join(description.split()),
+        version=_text(data, "version", w),
+        author=_text(data, "author", w),
+        license=_text(data, "license", w),
+        compatibility=_text(data, "compatibility", w),
+        tags=_strings(data.get("tags"), "tags", w),
+        keywords=_strings(data.get("keywords"), "keywords", w),
+        category=_text(data, "category", w) or _opt_str(lemon_meta.get("category")),
+        platforms=platforms,
+        requires=requires,
+        allowed_tools=_strings(data.get("allowed-tools"), "allowed-tools", w, sep=" "),
+        disable_model_invocation=_flag(data, "disable-model-invocation", w),
+        metadata=metadata,
+        raw=dict(data),
+        format=fmt,
+    )
+
+
+def _text(data: Mapping[str, Any], key: str, w: list[FieldWarning]) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip() or None
+    if isinstance(value, Mapping | list):
+        w.append(FieldWarning(key, f"must be a string, got {type(value).__name__}; ignored"))
+        return None
+    return str(value)
+
+
+def _opt_str(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def _flag(data: Mapping[str, Any], key: str, w: list[FieldWarning]) -> bool:
+    value = data.get(key, False)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no"):
+        return value.lower() in ("true", "yes")
+    w.append(FieldWarning(key, f"must be true or false, got {value!r}; treated as false"))
+    return False
+
+
+def _mapping(data: Mapping[str, Any], key: str, w: list[FieldWarning]) -> dict[str, Any]:
+    value = data.get(key)
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        return {str(k): v for k, v in value.items()}
+    w.append(FieldWarning(key, f"must be a mapping, got {type(value).__name__}; ignored"))
+    return {}
+
+
+def _strings(value: Any, key: str, w: list[FieldWarning], *, sep: str = ",") -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        parts = value.split(sep) if sep != " " else value.split()
+        return tuple(p.strip() for p in parts if p.strip())
+    if isinstance(value, list | tuple):
+        out = []
+        for item in value:
+            if isinstance(item, str | int | float) and not isinstance(item, bool):
+                if str(item).strip():
+                    out.append(str(item).strip())
+            else:
+                w.append(FieldWarning(key, f"entry {item!r} is not a string; ignored"))
+        return tuple(out)
+    w.append(FieldWarning(key, f"must be a list of strings, got {type(value).__name__}; ignored"))
+    return ()
+
+
+def _requires(value: Any, key: str, w: list[FieldWarning]) -> Requires:
+    if value is None:
+        return Requires()
+    if not isinstance(value, Mapping):
+        w.append(
+            FieldWarning(key, f"must be a mapping with bins/env/config, got {value!r}; ignored")
+        )
+        return Requires()
+    known = {"bins", "any_bins", "anyBins", "env", "config", "mcp"}
+    w.extend(
+        FieldWarning(f"{key}.{extra}", "unknown requirement kind; ignored")
+        for extra in sorted(set(map(str, value)) - known)
+    )
+    return Requires(
+        bins=_strings(value.get("bins"), f"{key}.bins", w),
+        any_bins=_strings(value.get("any_bins", value.get("anyBins")), f"{key}.any_bins", w),
+        env=_strings(value.get("env"), f"{key}.env", w),
+        config=_strings(value.get("config"), f"{key}.config", w),
+        mcp=_strings(value.get("mcp"), f"{key}.mcp", w),
+    )
+
+
+def _platforms(
+    data: Mapping[str, Any], lemon_meta: Mapping[str, Any], w: list[FieldWarning]
+) -> tuple[str, ...]:
+    declared: tuple[str, ...] = ()
+    if "platforms" in data:
+        declared = _strings(data.get("platforms"), "platforms", w)
+    if "os" in lemon_meta:
+        declared = _union(declared, _strings(lemon_meta.get("os"), "metadata.lemon.os", w))
+    out: list[str] = []
+    for raw in declared:
+        name = _PLATFORM_ALIASES.get(raw.lower(), raw.lower())
+        if name not in PLATFORMS:
+            w.append(
+                FieldWarning(
+                    "platforms", f"unknown platform {raw!r}; allowed: {', '.join(PLATFORMS)}"
+                )
+            )
+            continue
+        out.append(name)
+    return tuple(dict.fromkeys(out)) or ("any",)
+
+
+def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*a, *b)))

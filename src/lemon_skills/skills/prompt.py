@@ -1,0 +1,173 @@
+"""Render the system-prompt block: relevant skills plus the catalogue, within a char budget.
+
+Pure: takes the ranked entries and the catalogue entries, returns text plus an account of
+what was shortened, truncated or left out, so nothing is ever dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from .model import Entry
+
+Mode = Literal["content", "metadata"]
+
+DEFAULT_BUDGET = 16_000
+#: Share of the budget relevant skills may use before the catalogue gets its part.
+RELEVANT_SHARE = 0.6
+SHORT_DESCRIPTION = 100
+_MIN_CONTENT = 400
+
+INTRO = (
+    "Skills are folders of instructions for specialised tasks. The skills below matched the "
+    "request; follow them when they apply. Load any other listed skill with the read_skill "
+    "tool before relying on it."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPrompt:
+    """The rendered block and an account of what did not fit."""
+
+    text: str
+    relevant: tuple[str, ...]
+    listed: tuple[str, ...]
+    shortened: tuple[str, ...]
+    truncated: tuple[str, ...]
+    omitted: tuple[str, ...]
+    budget: int
+
+    @property
+    def diagnostics(self) -> list[str]:
+        """Human-readable notes about budget cuts (empty when everything fit)."""
+        notes = []
+        if self.truncated:
+            notes.append("content truncated for budget: " + ", ".join(self.truncated))
+        if self.shortened:
+            notes.append(f"{len(self.shortened)} catalogue descriptions shortened for budget")
+        if self.omitted:
+            notes.append("left out for budget: " + ", ".join(self.omitted))
+        return notes
+
+
+def escape(text: str) -> str:
+    """XML-escape text for the prompt block."""
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
+
+
+def render(
+    relevant: Sequence[Entry],
+    catalogue: Sequence[Entry],
+    *,
+    budget: int = DEFAULT_BUDGET,
+    mode: Mode = "content",
+) -> RenderedPrompt:
+    """Build the prompt block; ``catalogue`` should already exclude hidden skills."""
+    if not relevant and not catalogue:
+        return RenderedPrompt("", (), (), (), (), (), budget)
+    remaining = budget - len(INTRO) - 2
+    rel_parts, truncated, rel_shown, rel_omitted = _relevant_block(
+        relevant, int(max(remaining, 0) * RELEVANT_SHARE), mode
+    )
+    rel_text = _wrap("relevant_skills", rel_parts) if rel_parts else ""
+    remaining -= len(rel_text)
+    shown_keys = {e.key for e in relevant}
+    rest = [e for e in catalogue if e.key not in shown_keys]
+    cat_lines, listed, shortened, omitted = _catalogue_block(rest, remaining)
+    cat_text = _wrap("available_skills", cat_lines) if cat_lines else ""
+    text = "\n\n".join(part for part in (INTRO, rel_text, cat_text) if part)
+    return RenderedPrompt(
+        text=text,
+        relevant=tuple(rel_shown),
+        listed=tuple(listed),
+        shortened=tuple(shortened),
+        truncated=tuple(truncated),
+        omitted=tuple(rel_omitted + omitted),
+        budget=budget,
+    )
+
+
+def _wrap(tag: str, lines: list[str]) -> str:
+    return f"<{tag}>\n" + "\n".join(lines) + f"\n</{tag}>"
+
+
+def _relevant_block(
+    entries: Sequence[Entry], budget: int, mode: Mode
+) -> tuple[list[str], list[str], list[str], list[str]]:
+    parts: list[str] = []
+    truncated: list[str] = []
+    shown: list[str] = []
+    omitted: list[str] = []
+    left = budget - len("<relevant_skills>\n\n</relevant_skills>")
+    for i, e in enumerate(entries):
+        share = left // (len(entries) - i)
+        head = (
+            f'<skill key="{escape(e.key)}" name="{escape(e.name)}" source="{e.source}" '
+            f'location="{escape(str(e.skill_file))}">\n'
+            f"<description>{escape(e.description)}</description>\n"
+        )
+        tail = "</skill>"
+        body = e.body.strip() if mode == "content" else ""
+        room = share - len(head) - len(tail) - 1
+        if room < 0:
+            omitted.append(e.key)
+            continue
+        if len(body) > room:
+            note = f"\n[truncated; call read_skill with key {e.key!r} for the rest]"
+            if room - len(note) >= _MIN_CONTENT:
+                body = body[: room - len(note)].rstrip() + note
+            else:
+                body = f"[content over budget; call read_skill with key {e.key!r}]"
+            truncated.append(e.key)
+        block = head + (f"{body}\n" if body else "") + tail
+        parts.append(block)
+        shown.append(e.key)
+        left -= len(block) + 1
+    return parts, truncated, shown, omitted
+
+
+def _catalogue_line(e: Entry, description: str | None) -> str:
+    desc = f"<description>{escape(description)}</description>" if description else ""
+    location = f"<location>{escape(str(e.skill_file))}</location>"
+    return f"<skill><name>{escape(e.key)}</name>{desc}{location}</skill>"
+
+
+def _catalogue_block(
+    entries: Sequence[Entry], budget: int
+) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Full descriptions if they fit, else short ones, else names only, else drop the tail."""
+    budget -= len("<available_skills>\n\n</available_skills>")
+    ordered = sorted(entries, key=lambda e: (e.source != "project", e.key))
+    full = [_catalogue_line(e, e.description) for e in ordered]
+    if _size(full) <= budget:
+        return full, [e.key for e in ordered], [], []
+    short = [_catalogue_line(e, _shorten(e.description)) for e in ordered]
+    shortened = [e.key for e in ordered if len(e.description) > SHORT_DESCRIPTION]
+    lines = short if _size(short) <= budget else [_catalogue_line(e, None) for e in ordered]
+    if lines is not short:
+        shortened = [e.key for e in ordered if e.description]
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > budget:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    listed = [e.key for e in ordered[: len(kept)]]
+    omitted = [e.key for e in ordered[len(kept) :]]
+    return kept, listed, [k for k in shortened if k in set(listed)], omitted
+
+
+def _shorten(text: str) -> str:
+    if len(text) <= SHORT_DESCRIPTION:
+        return text
+    cut = text[: SHORT_DESCRIPTION - 1].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line) + 1 for line in lines)

@@ -1,0 +1,62 @@
+"""Test isolation: every test gets its own HOME, agent dir and project; nothing touches ~."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lemon_skills.skills.registry import default_registry
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Point HOME and LEMON_AGENT_DIR into tmp_path and strip every other LEMON_* variable."""
+    for name in list(os.environ):
+        if name.startswith("LEMON_"):
+            monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("LEMON_AGENT_DIR", str(home / ".lemon" / "agent"))
+    default_registry().refresh()
+    yield
+    default_registry().refresh()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """The fake home directory of this test."""
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def agent_dir(home: Path) -> Path:
+    """The agent dir of this test (``$LEMON_AGENT_DIR``)."""
+    return home / ".lemon" / "agent"
+
+
+@pytest.fixture
+def global_skills(agent_dir: Path) -> Path:
+    """The global skill dir, created."""
+    d = agent_dir / "skill"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project directory (a git root, so the ancestor walk stops here)."""
+    p = tmp_path / "project"
+    (p / ".git").mkdir(parents=True)
+    return p
+
+
+@pytest.fixture
+def project_skills(project: Path) -> Path:
+    """The project's ``.lemon/skill`` dir, created."""
+    d = project / ".lemon" / "skill"
+    d.mkdir(parents=True)
+    return d

@@ -1,0 +1,1 @@
+"""Builders shared by the test-suite."""
