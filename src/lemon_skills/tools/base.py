@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 import jsonschema
@@ -102,16 +102,17 @@ class Tool:
         args, ctx, problem = self._prepare(params, ctx)
         if problem is not None:
             return problem
+        fn: Callable[..., Any] = self.handler
         try:
-            if inspect.iscoroutinefunction(self.handler):
-                outcome = self.handler(args, ctx)  # no thread hop for async tools (MCP)
+            if inspect.iscoroutinefunction(fn):
+                outcome = fn(args, ctx)  # no thread hop for async tools (MCP)
             else:
-                outcome = await anyio.to_thread.run_sync(self.handler, args, ctx)
+                outcome = await anyio.to_thread.run_sync(fn, args, ctx)
             if inspect.isawaitable(outcome):
                 outcome = await outcome
         except Exception as exc:  # the tool boundary: errors become results the model reads
             return _failure(self.name, exc)
-        return outcome
+        return cast(ToolResult, outcome)
 
     def _prepare(
         self, params: Mapping[str, Any] | None, ctx: ToolContext | None
