@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ManifestError
@@ -52,18 +52,25 @@ def file_sig(path: Path) -> FileSig | None:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def scan_dir(search_dir: Path, source: Source) -> tuple[list[Candidate], list[Diagnostic]]:
+@dataclass(slots=True)
+class Scan:
+    """What scanning search dirs found, plus the paths whose change means "scan again"."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    watched: dict[Path, FileSig | None] = field(default_factory=dict)
+
+
+def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan:
     """List the skill directories directly under ``search_dir`` in key order."""
+    scan = Scan() if into is None else into
     try:
         children = sorted(os.scandir(search_dir), key=lambda d: d.name)
     except FileNotFoundError:
-        return [], []
+        return scan
     except OSError as exc:
-        return [], [
-            Diagnostic(path=search_dir, reason=f"cannot list: {exc.strerror}", code="unreadable")
-        ]
-    found: list[Candidate] = []
-    diags: list[Diagnostic] = []
+        scan.diagnostics.append(_diag(search_dir, f"cannot list: {exc.strerror}", "unreadable"))
+        return scan
     for child in children:
         if is_transient_name(child.name):
             continue
@@ -73,15 +80,20 @@ def scan_dir(search_dir: Path, source: Source) -> tuple[list[Candidate], list[Di
             is_dir = False
         if not is_dir:
             if child.is_symlink() and not os.path.exists(child.path):
-                diags.append(_diag(child.path, "broken symlink", "broken_symlink", key=child.name))
+                reason = "broken symlink"
+                scan.diagnostics.append(_diag(child.path, reason, "broken_symlink", key=child.name))
             continue
         path = Path(child.path)
-        sig = file_sig(path / SKILL_FILE)
+        skill_file = path / SKILL_FILE
+        sig = file_sig(skill_file)
         if sig is not None:
-            found.append(Candidate(child.name, path, search_dir, source, sig))
+            scan.candidates.append(Candidate(child.name, path, search_dir, source, sig))
+            scan.watched[skill_file] = sig
         else:
-            diags.extend(_explain_missing(path, child.name))
-    return found, diags
+            # An empty dir may receive its SKILL.md later; its own mtime will tell.
+            scan.watched[path] = file_sig(path)
+            scan.diagnostics.extend(_explain_missing(path, child.name))
+    return scan
 
 
 def _explain_missing(path: Path, key: str) -> list[Diagnostic]:
@@ -189,12 +201,9 @@ def _diag(
     return Diagnostic(path=Path(path), reason=reason, code=code, key=key, level=level)  # type: ignore[arg-type]
 
 
-def candidates_in(dirs: Sequence[Path], source: Source) -> tuple[list[Candidate], list[Diagnostic]]:
+def scan_dirs(dirs: Sequence[Path], source: Source) -> Scan:
     """Scan several search dirs of one scope, in precedence order."""
-    found: list[Candidate] = []
-    diags: list[Diagnostic] = []
+    scan = Scan()
     for d in dirs:
-        c, dg = scan_dir(d, source)
-        found.extend(c)
-        diags.extend(dg)
-    return found, diags
+        scan_dir(d, source, scan)
+    return scan

@@ -17,15 +17,7 @@ from typing import Any
 
 from ..paths import global_skill_dirs, project_skill_dirs, scope_root
 from . import enablement
-from .discovery import (
-    Candidate,
-    FileSig,
-    Loaded,
-    candidates_in,
-    file_sig,
-    load_candidate,
-    merge,
-)
+from .discovery import Candidate, FileSig, Loaded, file_sig, load_candidate, merge, scan_dirs
 from .model import Diagnostic, Entry, Source
 
 DEFAULT_STAT_INTERVAL_S = 0.5
@@ -35,7 +27,7 @@ DEFAULT_STAT_INTERVAL_S = 0.5
 class _ScopeState:
     dirs: tuple[Path, ...]
     dir_sigs: tuple[FileSig | None, ...]
-    candidates: list[Candidate]
+    watched: dict[Path, FileSig | None]
     entries: list[Entry]
     diagnostics: list[Diagnostic]
     swept_at: float
@@ -124,12 +116,12 @@ class Registry:
         dir_sigs = tuple(file_sig(d) for d in dirs)
         now = self._clock()
         if state is None or state.dir_sigs != dir_sigs:
-            state = self._rescan(source, dirs, dir_sigs, now, state)
+            state = self._rescan(source, dirs, dir_sigs, now)
             self._scopes[key] = state
         elif now - state.swept_at >= self._stat_interval:
             state.swept_at = now
-            if any(file_sig(c.path / "SKILL.md") != c.sig for c in state.candidates):
-                state = self._rescan(source, dirs, dir_sigs, now, state)
+            if any(file_sig(p) != sig for p, sig in state.watched.items()):
+                state = self._rescan(source, dirs, dir_sigs, now)
                 self._scopes[key] = state
         return state
 
@@ -139,17 +131,18 @@ class Registry:
         dirs: tuple[Path, ...],
         dir_sigs: tuple[FileSig | None, ...],
         now: float,
-        previous: _ScopeState | None,
     ) -> _ScopeState:
-        candidates, diags = candidates_in(dirs, source)
+        scan = scan_dirs(dirs, source)
         entries: list[Entry] = []
-        for cand in candidates:
+        for cand in scan.candidates:
             loaded = self._load(cand)
-            diags.extend(loaded.diagnostics)
+            scan.diagnostics.extend(loaded.diagnostics)
             if loaded.entry is not None:
                 entries.append(loaded.entry)
         self._generation += 1
-        return _ScopeState(dirs, dir_sigs, candidates, entries, diags, now, self._generation)
+        return _ScopeState(
+            dirs, dir_sigs, scan.watched, entries, scan.diagnostics, now, self._generation
+        )
 
     def _load(self, cand: Candidate) -> Loaded:
         skill_file = cand.path / "SKILL.md"

@@ -1,0 +1,153 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from lemon_skills.cli import main
+from tests.helpers.skills import write_skill
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_list_json_shape(capsys, project, project_skills, global_skills):
+    write_skill(project_skills, "p1", description="project skill")
+    write_skill(global_skills, "g1", description="global skill")
+    code, out, _ = run(capsys, "skill", "list", "--json", "--cwd", str(project))
+    assert code == 0
+    data = json.loads(out)
+    assert [d["key"] for d in data] == ["g1", "p1"]
+    for d in data:
+        assert {"key", "name", "description", "source", "path", "enabled"} <= set(d)
+    assert {d["key"]: d["source"] for d in data} == {"g1": "global", "p1": "project"}
+
+
+def test_list_diagnostics_shows_shadowing_and_bad_files(
+    capsys, project, project_skills, global_skills
+):
+    write_skill(project_skills, "dup")
+    write_skill(global_skills, "dup")
+    write_skill(project_skills, "bad", text="---\nname: [x\n---\n")
+    code, out, _ = run(capsys, "skill", "list", "--diagnostics", "--cwd", str(project))
+    assert code == 0
+    assert "shadowed by project skill" in out
+    assert "invalid YAML" in out
+    code, out, _ = run(capsys, "skill", "list", "--json", "--diagnostics", "--cwd", str(project))
+    codes = {d["code"] for d in json.loads(out)["diagnostics"]}
+    assert {"shadowed", "invalid_frontmatter"} <= codes
+
+
+def test_show_prints_skill_file(capsys, project, project_skills):
+    write_skill(project_skills, "s", body="## Heading\n\nContent here\n")
+    code, out, _ = run(capsys, "skill", "show", "s", "--cwd", str(project))
+    assert code == 0 and "Content here" in out
+
+
+def test_status_json_missing_binary(capsys, project, project_skills, monkeypatch):
+    monkeypatch.setenv("PATH", "")
+    write_skill(project_skills, "k8s", extra="requires:\n  bins: [kubectl]")
+    code, out, _ = run(capsys, "skill", "status", "k8s", "--json", "--cwd", str(project))
+    data = json.loads(out)
+    assert data["ready"] is False and data["missing_bins"] == ["kubectl"]
+    assert code == 0
+
+
+def test_status_unknown_key_exits_non_zero(capsys, project):
+    code, out, _ = run(capsys, "skill", "status", "ghost", "--json", "--cwd", str(project))
+    assert code == 1 and json.loads(out)["error"] == "Skill not found: ghost"
+
+
+def test_enable_disable_project_flag(capsys, project, project_skills, agent_dir):
+    write_skill(project_skills, "a")
+    code, out, _ = run(capsys, "skill", "disable", "a", "--project", "--cwd", str(project))
+    assert code == 0 and "disabled in project scope" in out
+    assert json.loads((project / ".lemon" / "skills.json").read_text("utf-8"))["disabled"] == ["a"]
+    code, out, err = run(capsys, "skill", "enable", "a", "--cwd", str(project))
+    assert code == 0 and "still disabled in the project scope" in err
+    code, _, _ = run(capsys, "skill", "enable", "a", "--project", "--cwd", str(project))
+    _, out, _ = run(capsys, "skill", "list", "--json", "--cwd", str(project))
+    assert json.loads(out)[0]["enabled"] is True
+
+
+def test_unknown_key_error_is_one_line_with_hint(capsys, project, project_skills):
+    write_skill(project_skills, "database")
+    code, out, err = run(capsys, "skill", "disable", "databse", "--cwd", str(project))
+    assert code == 1
+    assert err.splitlines()[0] == "error: Skill not found: databse"
+    assert "did you mean database?" in err
+    assert "Traceback" not in err
+
+
+def test_lint_exit_codes_and_json(capsys, tmp_path):
+    good = write_skill(tmp_path / "skills", "good", description="Does good things for users.")
+    bad = write_skill(tmp_path / "skills", "bad", name="Bad_Name")
+    code, _, _ = run(capsys, "skill", "lint", str(good))
+    assert code == 0
+    code, out, _ = run(capsys, "skill", "lint", "--json", str(tmp_path / "skills"))
+    assert code == 1
+    reports = {r["path"]: r for r in json.loads(out)}
+    assert reports[str(bad / "SKILL.md")]["ok"] is False
+    assert reports[str(good / "SKILL.md")]["ok"] is True
+
+
+def test_doctor_explains_disabled_and_shadowed(capsys, project, project_skills, global_skills):
+    write_skill(project_skills, "dup")
+    write_skill(global_skills, "dup")
+    run(capsys, "skill", "disable", "dup", "--cwd", str(project))
+    code, out, _ = run(capsys, "skill", "doctor", "dup", "--cwd", str(project))
+    assert code == 0
+    assert "disabled in" in out and "skills.json" in out
+    assert "shadows the global skill" in out
+
+
+def test_doctor_explains_invalid_frontmatter_and_missing_bins(
+    capsys, project, project_skills, monkeypatch
+):
+    monkeypatch.setenv("PATH", "")
+    write_skill(project_skills, "broken", text="---\nname: x\n")
+    write_skill(project_skills, "needs", extra="requires:\n  bins: [jq]")
+    code, out, _ = run(capsys, "skill", "doctor", "broken", "--cwd", str(project))
+    assert code == 1 and "failed to load" in out and "never closed" in out
+    code, out, _ = run(capsys, "skill", "doctor", "--json", "--cwd", str(project))
+    reports = {r["key"]: r for r in json.loads(out)}
+    assert reports["needs"]["state"] == "not_ready"
+    assert any("jq" in r for r in reports["needs"]["reasons"])
+
+
+def test_refresh_reports_counts(capsys, project, project_skills):
+    write_skill(project_skills, "a")
+    code, out, _ = run(capsys, "skill", "refresh", "--cwd", str(project))
+    assert code == 0 and out.startswith("1 skills loaded")
+
+
+def test_prompt_command(capsys, project, project_skills):
+    write_skill(project_skills, "database", description="Use for database migrations and SQL")
+    write_skill(project_skills, "react", description="Build React components and hooks")
+    write_skill(project_skills, "k8s", description="Debug Kubernetes pods with kubectl")
+    code, out, err = run(capsys, "prompt", "database migrations", "--cwd", str(project))
+    assert code == 0 and "<relevant_skills>" in out and "relevant: database" in err
+    code, out, _ = run(capsys, "prompt", "database migrations", "--json", "--cwd", str(project))
+    assert json.loads(out)["relevant"] == ["database"]
+
+
+def test_python_dash_m_runs_the_cli(project, project_skills, tmp_path):
+    write_skill(project_skills, "a")
+    env = {"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "lemon_skills", "skill", "list", "--json", "--cwd", str(project)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)[0]["key"] == "a"
+
+
+def test_usage_error_exit_code(capsys):
+    code, _, err = run(capsys, "skill", "status")
+    assert code == 2 and "Missing argument" in err

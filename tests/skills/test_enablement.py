@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import lemon_skills
+from lemon_skills.errors import ConfigError, SkillNotFound
+from tests.helpers.skills import write_skill
+
+
+def test_disable_defaults_to_global_scope(project, project_skills, agent_dir):
+    write_skill(project_skills, "a")
+    lemon_skills.disable("a", cwd=project)
+    data = json.loads((agent_dir / "skills.json").read_text("utf-8"))
+    assert data["disabled"] == ["a"] and data["version"] == 1
+    assert not lemon_skills.get("a", cwd=project).enabled
+    assert not (project / ".lemon" / "skills.json").exists()
+
+
+def test_project_scope(project, project_skills):
+    write_skill(project_skills, "a")
+    lemon_skills.disable("a", cwd=project, global_=False)
+    data = json.loads((project / ".lemon" / "skills.json").read_text("utf-8"))
+    assert data["disabled"] == ["a"]
+    assert not lemon_skills.get("a", cwd=project).enabled
+    lemon_skills.enable("a", cwd=project, scope="project")
+    assert lemon_skills.get("a", cwd=project).enabled
+
+
+def test_disabled_in_either_scope_means_disabled(project, project_skills):
+    write_skill(project_skills, "g-off")
+    write_skill(project_skills, "p-off")
+    lemon_skills.disable("g-off", cwd=project)
+    lemon_skills.disable("p-off", cwd=project, scope="project")
+    # A project list must add to the global one, never replace it.
+    assert not lemon_skills.get("g-off", cwd=project).enabled
+    assert not lemon_skills.get("p-off", cwd=project).enabled
+    lemon_skills.enable("p-off", cwd=project)  # global enable leaves the project entry
+    assert not lemon_skills.get("p-off", cwd=project).enabled
+
+
+def test_disabled_skills_never_appear_in_relevance_or_prompt(project, project_skills):
+    write_skill(project_skills, "database", description="Use for database migrations and SQL")
+    write_skill(project_skills, "react", description="Build React components and hooks")
+    write_skill(project_skills, "k8s", description="Debug Kubernetes pods with kubectl")
+    write_skill(project_skills, "api", description="Design REST endpoints and status codes")
+    assert [e.key for e in lemon_skills.find_relevant("database migrations", cwd=project)] == [
+        "database"
+    ]
+    lemon_skills.disable("database", cwd=project)
+    assert lemon_skills.find_relevant("database migrations", cwd=project) == []
+    assert "database" not in lemon_skills.render_prompt("database migrations", cwd=project).text
+
+
+def test_unknown_key_is_refused_with_suggestion(project, project_skills):
+    write_skill(project_skills, "database")
+    with pytest.raises(SkillNotFound) as err:
+        lemon_skills.disable("databse", cwd=project)
+    assert err.value.suggestions == ("database",)
+
+
+def test_corrupt_skills_json_is_reported_and_never_overwritten(project, project_skills, agent_dir):
+    write_skill(project_skills, "a")
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    path = agent_dir / "skills.json"
+    path.write_text('{"disabled": ["a",', "utf-8")
+    assert lemon_skills.get("a", cwd=project) is not None
+    diags = [d for d in lemon_skills.diagnostics(cwd=project) if d.code == "corrupt_state"]
+    assert diags and diags[0].path == path
+    with pytest.raises(ConfigError, match="corrupt JSON"):
+        lemon_skills.disable("a", cwd=project)
+    assert path.read_text("utf-8") == '{"disabled": ["a",'
+
+
+def test_wrong_shape_is_a_config_error(project, project_skills, agent_dir):
+    write_skill(project_skills, "a")
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "skills.json").write_text('{"disabled": "a"}', "utf-8")
+    with pytest.raises(ConfigError, match="list of skill keys"):
+        lemon_skills.disable("a", cwd=project)
+
+
+def test_other_keys_in_skills_json_are_preserved(project, project_skills, agent_dir):
+    write_skill(project_skills, "a")
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "skills.json").write_text(
+        json.dumps({"version": 1, "skills": {"a": {"env": {"X": "1"}}}, "custom": True}), "utf-8"
+    )
+    lemon_skills.disable("a", cwd=project)
+    data = json.loads((agent_dir / "skills.json").read_text("utf-8"))
+    assert data["custom"] is True and data["skills"] == {"a": {"env": {"X": "1"}}}

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+from lemon_skills.skills.lint import lint_file, lint_text
+
+
+def rules(text, dir_name="my-skill", strict=False):
+    return {f.rule: f.severity for f in lint_text(text, dir_name=dir_name, strict=strict)}
+
+
+GOOD = "---\nname: my-skill\ndescription: Does a thing when you need it done.\n---\nBody\n"
+
+
+def test_valid_skill_has_no_findings():
+    assert rules(GOOD) == {}
+
+
+def test_frontmatter_required():
+    assert rules("# Just a body\n")["frontmatter-missing"] == "error"
+
+
+def test_name_rules_are_collected_not_first_fail():
+    r = rules(
+        "---\nname: Bad--Name-\ndescription: Does a thing when needed.\n---\nb",
+        dir_name="Bad--Name-",
+    )
+    assert r["name-case"] == "error"
+    assert r["name-hyphen"] == "error"
+
+
+def test_name_charset_length_and_dir_match():
+    assert "name-chars" in rules(
+        "---\nname: under_score\ndescription: a b c d\n---\nb", dir_name="under_score"
+    )
+    long = "a" * 65
+    assert "name-length" in rules(f"---\nname: {long}\ndescription: a b c d\n---\nb", dir_name=long)
+    assert "name-dir-mismatch" in rules(GOOD, dir_name="other")
+    assert "name-missing" in rules("---\ndescription: a b c d\n---\nb")
+
+
+def test_unicode_lowercase_names_are_allowed_but_lookalikes_are_not():
+    assert rules("---\nname: данные\ndescription: a b c d\n---\nb", dir_name="данные") == {}
+    assert "name-lookalike" in rules(
+        "---\nname: рdf-tools\ndescription: a b c d\n---\nb", dir_name="рdf-tools"
+    )
+
+
+def test_description_rules():
+    assert "description-missing" in rules("---\nname: my-skill\n---\nb")
+    too_long = "x " * 600
+    assert "description-length" in rules(f"---\nname: my-skill\ndescription: {too_long}\n---\nb")
+
+
+def test_unknown_fields_error_lemon_fields_warn_or_error_when_strict():
+    text = "---\nname: my-skill\ndescription: a b c d\ntags: [x]\nfoo: 1\n---\nb"
+    assert rules(text)["unknown-field"] == "error"
+    assert rules(text)["extension-field"] == "warning"
+    assert rules(text, strict=True)["extension-field"] == "error"
+
+
+def test_duplicate_keys_are_errors():
+    text = "---\nname: my-skill\ndescription: a b c d\nname: my-skill\n---\nb"
+    found = [f for f in lint_text(text, dir_name="my-skill") if f.rule == "duplicate-key"]
+    assert found and found[0].line == 4
+
+
+def test_invisible_characters_are_errors_with_line():
+    text = GOOD + "hidden\U000e0041\U000e0042 here\n"
+    found = [f for f in lint_text(text, dir_name="my-skill") if f.rule == "invisible-unicode"]
+    assert found and found[0].line == 6
+
+
+def test_bom_warns_and_empty_body_warns():
+    assert rules("\ufeff" + GOOD)["bom"] == "warning"
+    assert rules("---\nname: my-skill\ndescription: a b c d\n---\n")["body-empty"] == "warning"
+
+
+def test_compatibility_and_metadata_types():
+    text = (
+        "---\nname: my-skill\ndescription: a b c d\ncompatibility: "
+        + "x" * 501
+        + "\nmetadata: [1]\n---\nb"
+    )
+    r = rules(text)
+    assert r["compatibility"] == "error" and r["metadata-type"] == "error"
+
+
+def test_lint_file_reports_missing_and_bad_encoding(tmp_path):
+    assert not lint_file(tmp_path / "nope" / "SKILL.md").ok
+    p = tmp_path / "x" / "SKILL.md"
+    p.parent.mkdir()
+    p.write_bytes(b"\xff\xfe")
+    assert lint_file(p).findings[0].rule == "encoding"

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import lemon_skills
+from lemon_skills.skills.prompt import render
+from tests.helpers.skills import write_skill
+
+
+def seed(project_skills):
+    write_skill(
+        project_skills,
+        "database",
+        description="Use for database migrations and SQL",
+        body="## Migrations\n\nAlways write a down migration.\n",
+    )
+    write_skill(project_skills, "react", description="Build React components and hooks")
+    write_skill(project_skills, "k8s", description="Debug Kubernetes pods with kubectl")
+    write_skill(project_skills, "api", description="Design REST endpoints and status codes")
+
+
+def test_prompt_contains_relevant_content_and_catalogue(project, project_skills):
+    seed(project_skills)
+    out = lemon_skills.render_prompt("write database migrations", cwd=project)
+    assert out.relevant == ("database",)
+    assert "Always write a down migration." in out.text
+    assert "<available_skills>" in out.text
+    assert set(out.listed) == {"react", "k8s", "api"}
+    assert out.omitted == ()
+
+
+def test_metadata_mode_leaves_out_bodies(project, project_skills):
+    seed(project_skills)
+    out = lemon_skills.render_prompt("database migrations", cwd=project, mode="metadata")
+    assert out.relevant == ("database",)
+    assert "Always write a down migration." not in out.text
+    assert "Use for database migrations and SQL" in out.text
+
+
+def test_budget_cuts_are_named_never_silent(project, project_skills):
+    for i in range(60):
+        write_skill(project_skills, f"skill-{i:02d}", description="word " * 40)
+    out = lemon_skills.render_prompt("nothing matches zzz", cwd=project, budget=2500)
+    assert len(out.text) <= 2500
+    assert out.omitted, "something must have been left out at this budget"
+    assert set(out.listed) | set(out.omitted) == {f"skill-{i:02d}" for i in range(60)}
+    assert any("left out for budget" in d for d in out.diagnostics)
+
+
+def test_long_relevant_body_is_truncated_with_pointer(project, project_skills):
+    seed(project_skills)
+    write_skill(
+        project_skills,
+        "database",
+        description="Use for database migrations and SQL",
+        body="line of guidance\n" * 2000,
+    )
+    out = lemon_skills.render_prompt("database migrations", cwd=project, budget=4000)
+    assert out.truncated == ("database",)
+    assert "read_skill" in out.text and len(out.text) <= 4000
+
+
+def test_disable_model_invocation_and_incompatible_skills_are_not_offered(project, project_skills):
+    seed(project_skills)
+    write_skill(
+        project_skills,
+        "manual-only",
+        description="Deploy database migrations manually",
+        extra="disable-model-invocation: true",
+    )
+    write_skill(
+        project_skills,
+        "other-os",
+        description="database helper",
+        extra="platforms: [beos, win32]"
+        if __import__("sys").platform != "win32"
+        else "platforms: [linux]",
+    )
+    out = lemon_skills.render_prompt("database migrations", cwd=project)
+    assert "manual-only" not in out.text
+    assert "other-os" not in out.text
+
+
+def test_xml_is_escaped(project, project_skills):
+    write_skill(project_skills, "esc", description='Use <b> & "quotes"')
+    out = lemon_skills.render_prompt("zzz", cwd=project)
+    assert "Use &lt;b&gt; &amp; &quot;quotes&quot;" in out.text
+
+
+def test_no_skills_renders_nothing():
+    out = render([], [])
+    assert out.text == "" and out.listed == ()
+
+
+def test_project_skills_are_listed_before_global(project, project_skills, global_skills):
+    write_skill(global_skills, "aaa-global", description="global one")
+    write_skill(project_skills, "zzz-project", description="project one")
+    out = lemon_skills.render_prompt("qqq", cwd=project)
+    assert out.listed == ("zzz-project", "aaa-global")
