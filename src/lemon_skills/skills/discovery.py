@@ -6,7 +6,6 @@ SKILL.md only ever costs its own skill: every problem becomes a ``Diagnostic``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ class Candidate:
     search_dir: Path
     source: Source
     sig: FileSig
+    real: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ class Loaded:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def file_sig(path: Path) -> FileSig | None:
+def file_sig(path: str | Path) -> FileSig | None:
     """Cheap change signature of a file or dir (follows symlinks); None when missing."""
     try:
         st = os.stat(path)
@@ -58,7 +58,7 @@ class Scan:
 
     candidates: list[Candidate] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    watched: dict[Path, FileSig | None] = field(default_factory=dict)
+    watched: dict[str, FileSig | None] = field(default_factory=dict)
 
 
 def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan:
@@ -71,6 +71,7 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
     except OSError as exc:
         scan.diagnostics.append(_diag(search_dir, f"cannot list: {exc.strerror}", "unreadable"))
         return scan
+    real_dir = os.path.realpath(search_dir)
     for child in children:
         if is_transient_name(child.name):
             continue
@@ -83,16 +84,21 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
                 reason = "broken symlink"
                 scan.diagnostics.append(_diag(child.path, reason, "broken_symlink", key=child.name))
             continue
-        path = Path(child.path)
-        skill_file = path / SKILL_FILE
+        skill_file = child.path + "/" + SKILL_FILE
         sig = file_sig(skill_file)
         if sig is not None:
-            scan.candidates.append(Candidate(child.name, path, search_dir, source, sig))
+            real = (
+                os.path.realpath(child.path)
+                if child.is_symlink()
+                else os.path.join(real_dir, child.name)
+            )
+            path = search_dir / child.name
+            scan.candidates.append(Candidate(child.name, path, search_dir, source, sig, real))
             scan.watched[skill_file] = sig
         else:
             # An empty dir may receive its SKILL.md later; its own mtime will tell.
-            scan.watched[path] = file_sig(path)
-            scan.diagnostics.extend(_explain_missing(path, child.name))
+            scan.watched[child.path] = file_sig(child.path)
+            scan.diagnostics.extend(_explain_missing(Path(child.path), child.name))
     return scan
 
 
@@ -149,7 +155,7 @@ def load_candidate(candidate: Candidate) -> Loaded:
         manifest=m,
         body=parsed.body,
         search_dir=candidate.search_dir,
-        content_hash=hashlib.sha256(raw).hexdigest(),
+        real_path=candidate.real,
     )
     return Loaded(entry, tuple(diags))
 
@@ -170,7 +176,7 @@ def merge(ordered: Iterable[Entry]) -> Merged:
     shadowed: dict[str, list[Entry]] = {}
     diags: list[Diagnostic] = []
     for entry in ordered:
-        real = os.path.realpath(entry.path)
+        real = entry.real_path
         first = by_real.get(real)
         if first is not None:
             if first.key != entry.key:

@@ -113,7 +113,11 @@ class Split:
     body_line: int
 
 
-_OPEN = {"---": "yaml", "+++": "toml"}
+_OPEN: dict[str, Format] = {"---": "yaml", "+++": "toml"}
+_CLOSE = {
+    "yaml": re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.M),
+    "toml": re.compile(r"^\+\+\+[ \t]*$", re.M),
+}
 
 
 def split_frontmatter(text: str, *, path: Path | None = None) -> Split:
@@ -125,25 +129,27 @@ def split_frontmatter(text: str, *, path: Path | None = None) -> Split:
     Raises:
         ManifestError: the frontmatter is opened but never closed.
     """
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
-    start = 0
-    while start < len(lines) and not lines[start].strip():
-        start += 1
-    opener = lines[start].rstrip() if start < len(lines) else ""
+    text = text.removeprefix("\ufeff")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    stripped = text.lstrip(" \t\n")
+    lines_before = text.count("\n", 0, len(text) - len(stripped))
+    nl = stripped.find("\n")
+    opener = (stripped if nl < 0 else stripped[:nl]).rstrip()
     fmt = _OPEN.get(opener)
     if fmt is None:
         return Split("none", "", text.strip("\n"), 1)
-    closers = ("---", "...") if fmt == "yaml" else ("+++",)
-    for i in range(start + 1, len(lines)):
-        if lines[i].rstrip() in closers:
-            front = "\n".join(lines[start + 1 : i])
-            body = "\n".join(lines[i + 1 :])
-            lead = len(body) - len(body.lstrip("\n"))
-            return Split(fmt, front, body.strip("\n"), i + 2 + lead)  # type: ignore[arg-type]
-    raise ManifestError(
-        f"frontmatter opened with {opener!r} on line {start + 1} is never closed", path=path
-    )
+    close = _CLOSE[fmt].search(stripped, nl + 1) if nl >= 0 else None
+    if close is None:
+        raise ManifestError(
+            f"frontmatter opened with {opener!r} on line {lines_before + 1} is never closed",
+            path=path,
+        )
+    front = stripped[nl + 1 : close.start()].removesuffix("\n")
+    after = stripped[close.end() + 1 :]
+    closer_line = lines_before + stripped.count("\n", 0, close.start()) + 1
+    skipped = len(after) - len(after.lstrip("\n"))
+    return Split(fmt, front, after.strip("\n"), closer_line + 1 + skipped)
 
 
 def parse_skill(text: str, *, path: Path | None = None) -> ParsedSkill:

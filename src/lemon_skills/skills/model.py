@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -12,12 +13,38 @@ Source = Literal["project", "global"]
 Level = Literal["error", "warning", "info"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+class BodyText:
+    """A skill body read from disk on first use, so listing skills never reads whole files."""
+
+    __slots__ = ("_path", "_text")
+
+    def __init__(self, skill_dir: Path | None = None, text: str | None = None) -> None:
+        self._path = skill_dir
+        self._text = text
+
+    def get(self) -> str:
+        """The body text (after the frontmatter); empty when the file has gone."""
+        if self._text is None:
+            self._text = _read_body(self._path / "SKILL.md") if self._path is not None else ""
+        return self._text
+
+
+def _read_body(path: Path) -> str:
+    from .manifest import split_frontmatter  # local: manifest imports nothing from here
+
+    try:
+        return split_frontmatter(path.read_text(encoding="utf-8")).body
+    except (OSError, UnicodeDecodeError, ValueError):
+        return ""
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Entry:
     """One skill as the agent sees it.
 
     ``key`` is the directory name and is what every API takes; ``name`` is the frontmatter
-    name (defaulting to the key). ``body`` is the SKILL.md text after the frontmatter.
+    name (defaulting to the key). ``body`` is the SKILL.md text after the frontmatter, read
+    lazily for entries the registry loaded from its manifest cache.
     """
 
     key: str
@@ -25,11 +52,43 @@ class Entry:
     description: str
     source: Source
     path: Path
-    enabled: bool = True
-    manifest: Manifest = field(default_factory=Manifest)
-    body: str = field(default="", repr=False, compare=False)
-    search_dir: Path | None = None
-    content_hash: str = ""
+    enabled: bool
+    manifest: Manifest
+    search_dir: Path | None
+    real_path: str
+    body_text: BodyText = field(repr=False, compare=False)
+
+    def __init__(
+        self,
+        *,
+        key: str,
+        name: str,
+        description: str,
+        source: Source,
+        path: Path,
+        enabled: bool = True,
+        manifest: Manifest | None = None,
+        body: str | None = None,
+        search_dir: Path | None = None,
+        real_path: str | None = None,
+        body_text: BodyText | None = None,
+    ) -> None:
+        init = object.__setattr__
+        init(self, "key", key)
+        init(self, "name", name)
+        init(self, "description", description)
+        init(self, "source", source)
+        init(self, "path", path)
+        init(self, "enabled", enabled)
+        init(self, "manifest", manifest or Manifest())
+        init(self, "search_dir", search_dir)
+        init(self, "real_path", real_path or os.path.realpath(path))
+        init(self, "body_text", body_text or BodyText(path if body is None else None, body))
+
+    @property
+    def body(self) -> str:
+        """The instructions after the frontmatter."""
+        return self.body_text.get()
 
     @property
     def skill_file(self) -> Path:
@@ -55,7 +114,6 @@ class Entry:
             "keywords": list(m.keywords),
             "category": m.category,
             "platforms": list(m.platforms),
-            "content_hash": self.content_hash,
         }
 
 

@@ -8,14 +8,17 @@ only what changed. ``refresh()`` drops everything.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..paths import global_skill_dirs, project_skill_dirs, scope_root
+from . import cache as disk_cache
 from . import enablement
 from .discovery import Candidate, FileSig, Loaded, file_sig, load_candidate, merge, scan_dirs
 from .model import Diagnostic, Entry, Source
@@ -27,7 +30,7 @@ DEFAULT_STAT_INTERVAL_S = 0.5
 class _ScopeState:
     dirs: tuple[Path, ...]
     dir_sigs: tuple[FileSig | None, ...]
-    watched: dict[Path, FileSig | None]
+    watched: dict[str, FileSig | None]
     entries: list[Entry]
     diagnostics: list[Diagnostic]
     swept_at: float
@@ -68,7 +71,8 @@ class Registry:
         self._clock = clock
         self._lock = threading.RLock()
         self._scopes: dict[tuple[Source, tuple[Path, ...]], _ScopeState] = {}
-        self._parsed: dict[Path, tuple[FileSig, Loaded]] = {}
+        self._parsed: dict[str, tuple[FileSig, Loaded]] = {}
+        self._disk_records: dict[Path, dict[str, disk_cache.Record]] = {}
         self._views: dict[Path | None, tuple[tuple[Any, ...], View]] = {}
         self._generation = 0
 
@@ -99,13 +103,14 @@ class Registry:
         with self._lock:
             self._scopes.clear()
             self._parsed.clear()
+            self._disk_records.clear()
             self._views.clear()
 
     def invalidate(self, path: Path | None = None) -> None:
         """Make the next call re-check disk now (cheaper than ``refresh``); used after writes."""
         with self._lock:
             if path is not None:
-                self._parsed.pop(path, None)
+                self._parsed.pop(str(path / "SKILL.md"), None)
             for state in self._scopes.values():
                 state.swept_at = float("-inf")
                 state.dir_sigs = ()
@@ -132,28 +137,67 @@ class Registry:
         dir_sigs: tuple[FileSig | None, ...],
         now: float,
     ) -> _ScopeState:
+        with _gc_paused():
+            return self._rescan_unpaused(source, dirs, dir_sigs, now)
+
+    def _rescan_unpaused(
+        self,
+        source: Source,
+        dirs: tuple[Path, ...],
+        dir_sigs: tuple[FileSig | None, ...],
+        now: float,
+    ) -> _ScopeState:
         scan = scan_dirs(dirs, source)
+        use_disk = disk_cache.enabled()
         entries: list[Entry] = []
+        dirty: set[Path] = set()
         for cand in scan.candidates:
-            loaded = self._load(cand)
+            loaded, fresh = self._load(cand, use_disk)
+            if fresh and use_disk:
+                dirty.add(cand.search_dir)
             scan.diagnostics.extend(loaded.diagnostics)
             if loaded.entry is not None:
                 entries.append(loaded.entry)
+        for search_dir in dirty:
+            self._save_disk(search_dir, [c for c in scan.candidates if c.search_dir == search_dir])
         self._generation += 1
         return _ScopeState(
             dirs, dir_sigs, scan.watched, entries, scan.diagnostics, now, self._generation
         )
 
-    def _load(self, cand: Candidate) -> Loaded:
-        skill_file = cand.path / "SKILL.md"
+    def _load(self, cand: Candidate, use_disk: bool) -> tuple[Loaded, bool]:
+        """Load one candidate from memory, the disk cache or the file.
+
+        The flag says the disk cache lacks a current record for it and should be rewritten.
+        """
+        skill_file = f"{cand.path}/SKILL.md"
         hit = self._parsed.get(skill_file)
         if hit is not None and hit[0] == cand.sig:
             e = hit[1].entry
             if e is None or (e.source == cand.source and e.search_dir == cand.search_dir):
-                return hit[1]
-        loaded = load_candidate(cand)
+                return hit[1], False
+        record = self._disk(cand.search_dir).get(cand.key) if use_disk else None
+        loaded = disk_cache.decode(record, cand) if record else None
+        if loaded is None:
+            loaded = load_candidate(cand)
         self._parsed[skill_file] = (cand.sig, loaded)
-        return loaded
+        return loaded, not disk_cache.is_current(record, cand)
+
+    def _disk(self, search_dir: Path) -> dict[str, disk_cache.Record]:
+        records = self._disk_records.get(search_dir)
+        if records is None:
+            records = disk_cache.load(search_dir)
+            self._disk_records[search_dir] = records
+        return records
+
+    def _save_disk(self, search_dir: Path, candidates: list[Candidate]) -> None:
+        records: dict[str, disk_cache.Record] = {}
+        for cand in candidates:
+            hit = self._parsed.get(f"{cand.path}/SKILL.md")
+            if hit is not None:
+                records[cand.key] = disk_cache.encode(hit[1], cand.sig)
+        self._disk_records[search_dir] = records
+        disk_cache.save(search_dir, records)
 
     def _build_view(
         self, cwd: Path | None, g: _ScopeState, p: _ScopeState | None, en: enablement.Enablement
@@ -175,6 +219,22 @@ class Registry:
             for e in sorted(merged.entries.values(), key=lambda e: e.key)
         )
         return View(cwd, entries, {e.key: e for e in entries}, tuple(diags), merged.shadowed, en)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building thousands of acyclic records.
+
+    Loading 10,000 skills otherwise triggers repeated full collections that cost more than
+    the loading itself.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 _default: Registry | None = None
