@@ -153,17 +153,21 @@ def refresh(cwd: Path | None = None) -> None:
 
 @skill.command("lint")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@cwd_option
 @json_option
 @click.option(
     "--strict", is_flag=True, help="Treat lemon-only fields as errors (pure Agent Skills spec)."
 )
-def lint(paths: tuple[Path, ...], as_json: bool = False, strict: bool = False) -> None:
+def lint(
+    paths: tuple[Path, ...], cwd: Path | None = None, as_json: bool = False, strict: bool = False
+) -> None:
     """Check SKILL.md files against the Agent Skills spec and lemon's rules.
 
     PATHS may be SKILL.md files, skill directories, or directories of skills. Exits 1 when any
     error is found.
     """
-    reports = [lint_file(p, strict=strict) for p in skill_files(paths)]
+    base = cwd or Path.cwd()
+    reports = [lint_file(p, strict=strict) for p in skill_files(base / p for p in paths)]
     if as_json:
         emit_json([r.to_dict() for r in reports])
     else:
