@@ -167,6 +167,7 @@ def _to_opentelemetry(event: Event) -> None:
     if not span.is_recording():
         return
     attributes = {
-        f"lemon.{k}": list(v) if isinstance(v, tuple) else v for k, v in event.metadata.items()
+        f"lemon_skills.{k}": list(v) if isinstance(v, tuple) else v
+        for k, v in event.metadata.items()
     }
     span.add_event(f"lemon_skills.{event.name}", attributes, timestamp=event.system_time_ns)

@@ -12,6 +12,7 @@ own boolean so a pinned skill can be archived-and-protected: a pinned live skill
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -95,6 +96,25 @@ def normalise(record: Mapping[str, Any] | None) -> Record:
         state = "pinned"
     rec["lifecycle_state"], rec["pinned"] = state, pinned
     return rec
+
+
+_ENCODER: Final = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
+def dump_sidecar(data: Mapping[str, Any]) -> str:
+    """Lay the sidecar out with one line per skill: greppable, and serialised by the C encoder
+    (an indented dump of hundreds of records would dominate the cost of counting a load)."""
+
+    enc = _ENCODER.encode
+    parts = []
+    for key in sorted(data):
+        value = data[key]
+        if key == "skills" and isinstance(value, dict) and value:
+            rows = ",\n".join(f"    {enc(k)}: {enc(value[k])}" for k in sorted(value))
+            parts.append(f'  "skills": {{\n{rows}\n  }}')
+        else:
+            parts.append(f"  {enc(key)}: {enc(value)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def apply_load(rec: Record, meta: Mapping[str, Any], now: datetime) -> Record:
@@ -228,7 +248,7 @@ class UsageStore:
             found = _skills(state, self.path).pop(key, None) is not None
 
         if self.path.exists():
-            _fs.update_json(self.path, change, default=empty_state)
+            _fs.update_json(self.path, change, default=empty_state, dump=dump_sidecar)
         return found
 
     def report(
@@ -262,7 +282,7 @@ class UsageStore:
             out = normalise(fn(normalise(skills.get(key))))
             skills[key] = out
 
-        _fs.update_json(self.path, change, default=empty_state)
+        _fs.update_json(self.path, change, default=empty_state, dump=dump_sidecar)
         return dict(out)
 
 
