@@ -8,13 +8,8 @@ import pytest
 
 from lemon_skills.errors import ConfigError, UsageError
 from lemon_skills.skills import doctor
-from lemon_skills.skills.usage import (
-    UsageStore,
-    build_report,
-    format_report,
-    normalise,
-    usage_path,
-)
+from lemon_skills.skills.usage import UsageStore, normalise, usage_path
+from lemon_skills.skills.usage_report import build_report, format_report
 from lemon_skills.tools import ToolContext, read_skill
 from tests.helpers.skills import write_skill
 

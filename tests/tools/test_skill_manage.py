@@ -269,6 +269,20 @@ def test_a_skill_dir_that_is_a_symlink_is_not_managed(project, tmp_path):
     assert (real / "SKILL.md").read_text() == skill_md()
 
 
+def test_a_symlinked_skill_md_is_not_written_through(project, tmp_path):
+    target = tmp_path / "real.md"
+    target.write_text(skill_md())
+    d = project / ".lemon/skill/pdf-tools"
+    d.mkdir(parents=True)
+    os.symlink(target, d / "SKILL.md")
+    r = manage(project, action="edit", name="pdf-tools", content=skill_md(body="changed\n"))
+    assert r.is_error and "refusing to write through symlink: SKILL.md" in r.text
+    assert target.read_text() == skill_md()
+    (d / "SKILL.md").unlink()
+    r = manage(project, action="edit", name="pdf-tools", content=skill_md())
+    assert r.is_error and "Skill 'pdf-tools' is missing SKILL.md" in r.text
+
+
 def test_invisible_unicode_blocks_the_write_and_leaves_nothing_behind(project):
     hidden = skill_md(body="Run it.\u200b\n")
     r = manage(project, action="create", name="pdf-tools", content=hidden)

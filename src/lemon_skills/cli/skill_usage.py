@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..introspection import EVENT_TYPES, EventRow, default_store, parse_since
 from ..paths import Scope, resolve_cwd
 from ..skills.usage import DEFAULT_ARCHIVE_DAYS, DEFAULT_STALE_DAYS, UsageStore
 from ._output import colour, cwd_option, emit_json, json_option, note, table
 
-_SHORT = {t: t.removeprefix("skill_").removesuffix("_observed") for t in EVENT_TYPES}
+if TYPE_CHECKING:
+    from ..introspection import EventRow
+
+_KINDS = ("load", "write", "prompt_render")
 
 
 def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     if value is None:
         return None
+    from ..introspection import parse_since
+
     try:
         return parse_since(value, now=time.time())
     except ValueError as exc:
@@ -34,7 +38,7 @@ def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> flo
     "--type",
     "kinds",
     multiple=True,
-    type=click.Choice(sorted(_SHORT.values())),
+    type=click.Choice(_KINDS),
     help="Only this kind of event (repeatable).",
 )
 @click.option("--limit", default=200, show_default=True, type=click.IntRange(1), help="Newest N.")
@@ -51,6 +55,8 @@ def events_cmd(
     Events live in $LEMON_AGENT_DIR/introspection.db; they carry keys, views, actions, results
     and run/session ids, never skill text.
     """
+    from ..introspection import default_store
+
     types = [f"skill_{k}_observed" for k in kinds]
     rows = default_store().query(since=since, key=key, types=types, limit=limit)
     if as_json:
@@ -64,7 +70,7 @@ def events_cmd(
         [
             [
                 r.recorded_at,
-                _SHORT.get(r.type, r.type),
+                r.type.removeprefix("skill_").removesuffix("_observed"),
                 r.key or "-",
                 colour(r.result or "-"),
                 r.session_key or "-",

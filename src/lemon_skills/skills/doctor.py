@@ -10,7 +10,7 @@ from .api import DoctorReport, PathArg
 from .model import Entry
 from .registry import View
 from .status import SkillStatus
-from .usage import lifecycle_reasons
+from .usage_report import lifecycle_reasons
 
 #: Extra explainers (usage lifecycle, audit...) registered by other modules of the package.
 Explainer = Callable[[Entry, View], list[str]]

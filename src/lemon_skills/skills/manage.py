@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from .. import _fs
 from ..errors import SkillWriteError
@@ -24,35 +24,9 @@ from ..paths import Scope, scope_skill_dir
 from . import authoring, enablement
 from .authoring import SKILL_FILE, GateVerdict
 from .registry import default_registry
-from .usage import DEFAULT_ARCHIVE_DAYS, DEFAULT_STALE_DAYS, ClockFn, UsageStore, format_report
+from .usage import DEFAULT_ARCHIVE_DAYS, DEFAULT_STALE_DAYS, ClockFn, UsageStore
 from .usage import utc_now as _utc_now
-
-Action = Literal[
-    "create",
-    "edit",
-    "patch",
-    "delete",
-    "write_file",
-    "remove_file",
-    "pin",
-    "unpin",
-    "archive",
-    "restore",
-    "report",
-]
-ACTIONS: Final = (
-    "create",
-    "edit",
-    "patch",
-    "delete",
-    "write_file",
-    "remove_file",
-    "pin",
-    "unpin",
-    "archive",
-    "restore",
-    "report",
-)
+from .usage_report import format_report
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -267,7 +241,9 @@ def _report(t: Target, p: Mapping[str, Any]) -> Outcome:
     )
 
 
-_ACTIONS: Final[dict[str, Callable[[Target, Mapping[str, Any]], Outcome]]] = {
+ActionFn = Callable[["Target", Mapping[str, Any]], "Outcome"]
+
+_ACTIONS: Final[dict[str, ActionFn]] = {
     "create": _create,
     "edit": _edit,
     "patch": _patch,
@@ -280,6 +256,8 @@ _ACTIONS: Final[dict[str, Callable[[Target, Mapping[str, Any]], Outcome]]] = {
     "restore": _restore,
     "report": _report,
 }
+#: Every action, in the order the tool documents them.
+ACTIONS: Final = tuple(_ACTIONS)
 
 
 def _existing(t: Target) -> None:
@@ -300,6 +278,8 @@ def _existing(t: Target) -> None:
         file_mode = os.lstat(t.skill_dir / SKILL_FILE).st_mode
     except FileNotFoundError:
         file_mode = 0
+    if stat.S_ISLNK(file_mode):
+        raise SkillWriteError(f"refusing to write through symlink: {SKILL_FILE}")
     if not stat.S_ISREG(file_mode):
         raise SkillWriteError(f"Skill '{t.name}' is missing SKILL.md")
 

@@ -9,16 +9,14 @@ the tool call.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .. import introspection, telemetry
+from .. import telemetry
 from ..errors import LemonSkillsError
 from ..telemetry import Event, EventName
-from .usage import UsageStore, scope_of
 
 if TYPE_CHECKING:
     from .prompt import RenderedPrompt
@@ -61,7 +59,7 @@ def bridge(event: Event) -> None:
         logger.warning("skill usage not recorded for %s: %s", event.name, exc)
     try:
         persist(event)
-    except (LemonSkillsError, OSError, sqlite3.Error) as exc:
+    except (LemonSkillsError, OSError) as exc:
         logger.warning("skill event not persisted for %s: %s", event.name, exc)
 
 
@@ -69,6 +67,8 @@ def update_usage(event: Event) -> bool:
     """Count the event into its scope's sidecar; return True when a record changed."""
     if event.name == "skill.prompt_render":
         return False
+    from .usage import UsageStore, scope_of  # the sidecar code loads on the first event
+
     where = scope_of(event.metadata)
     if where is None:
         return False
@@ -80,6 +80,8 @@ def update_usage(event: Event) -> bool:
 
 def persist(event: Event) -> int:
     """Write the event to the introspection store; return its row id."""
+    from .. import introspection  # sqlite3 loads on the first event, not at import
+
     meta = event.metadata
     payload = {k: (list(v) if isinstance(v, tuple) else v) for k, v in meta.items()}
     for k in _ID_COLUMNS:

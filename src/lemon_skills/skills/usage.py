@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -25,8 +24,7 @@ from ..errors import ConfigError, UsageError
 from ..paths import Scope, scope_root
 
 if TYPE_CHECKING:
-    from .model import Entry
-    from .registry import View
+    from . import usage_report
 
 LifecycleState = Literal["active", "stale", "archived", "pinned"]
 STATES: Final = ("active", "stale", "archived", "pinned")
@@ -120,7 +118,7 @@ def dump_sidecar(data: Mapping[str, Any]) -> str:
 def apply_load(rec: Record, meta: Mapping[str, Any], now: datetime) -> Record:
     """Count one successful load into ``rec`` (pure)."""
     rec = normalise(rec)
-    rec["load_count"] = _int(rec.get("load_count")) + 1
+    rec["load_count"] = as_count(rec.get("load_count")) + 1
     rec["last_loaded_at"] = iso(now)
     _copy_fields(rec, meta, _LOAD_FIELDS)
     if session := meta.get("session_key") or meta.get("session_id"):
@@ -133,7 +131,7 @@ def apply_write(rec: Record, meta: Mapping[str, Any], now: datetime) -> Record:
     rec = normalise(rec)
     ok = meta.get("result") == "ok"
     counter = "write_count" if ok else "write_error_count"
-    rec[counter] = _int(rec.get(counter)) + 1
+    rec[counter] = as_count(rec.get(counter)) + 1
     rec["last_write_at"] = iso(now)
     _copy_fields(rec, meta, _WRITE_FIELDS)
     if session := meta.get("session_key") or meta.get("session_id"):
@@ -257,8 +255,10 @@ class UsageStore:
         stale_after_days: int = DEFAULT_STALE_DAYS,
         archive_after_days: int = DEFAULT_ARCHIVE_DAYS,
         now: datetime | None = None,
-    ) -> list[ReportRow]:
+    ) -> list[usage_report.ReportRow]:
         """One row per record with idle days and stale/archive candidate flags, candidates first."""
+        from .usage_report import build_report  # the report module builds on this one
+
         return build_report(
             self.records(),
             now=now or self._clock(),
@@ -286,136 +286,6 @@ class UsageStore:
         return dict(out)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReportRow:
-    """One skill in the usage report."""
-
-    name: str
-    lifecycle_state: str
-    pinned: bool
-    agent_authored: bool
-    load_count: int
-    write_count: int
-    write_error_count: int
-    created_at: str | None
-    last_loaded_at: str | None
-    last_write_at: str | None
-    last_activity_at: str | None
-    idle_days: int | None
-    stale_candidate: bool
-    archive_candidate: bool
-
-    def markers(self) -> list[str]:
-        """``archive-candidate``, ``stale-candidate``, the state, ``pinned`` (unique, in order)."""
-        out = []
-        if self.archive_candidate:
-            out.append("archive-candidate")
-        if self.stale_candidate:
-            out.append("stale-candidate")
-        out.append(self.lifecycle_state)
-        if self.pinned and "pinned" not in out:
-            out.append("pinned")
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {f: getattr(self, f) for f in self.__dataclass_fields__}
-
-
-def build_report(
-    records: Mapping[str, Mapping[str, Any]],
-    *,
-    now: datetime,
-    stale_after_days: int = DEFAULT_STALE_DAYS,
-    archive_after_days: int = DEFAULT_ARCHIVE_DAYS,
-) -> list[ReportRow]:
-    """Pure report over records; non-positive thresholds fall back to the defaults."""
-    stale = stale_after_days if stale_after_days > 0 else DEFAULT_STALE_DAYS
-    archive = archive_after_days if archive_after_days > 0 else DEFAULT_ARCHIVE_DAYS
-    rows = [_row(name, normalise(rec), now, stale, archive) for name, rec in records.items()]
-    return sorted(rows, key=lambda r: (not r.archive_candidate, not r.stale_candidate, r.name))
-
-
-def format_report(scope: str, rows: list[ReportRow]) -> str:
-    """The report text ``skill_manage`` returns to the model."""
-    if not rows:
-        return f"No {scope} skill usage records found."
-    lines = [f"Skill usage report for {scope} scope:"]
-    for r in rows:
-        idle = "unknown" if r.idle_days is None else str(r.idle_days)
-        lines.append(
-            f"- {r.name}: {', '.join(r.markers())}; loads={r.load_count}; writes={r.write_count}; "
-            f"idle_days={idle}; last_activity={r.last_activity_at or 'never'}"
-        )
-    return "\n".join(lines)
-
-
-def lifecycle_reasons(entry: Entry, view: View) -> list[str]:
-    """Doctor explainer: say when a skill is archived, stale or pinned in its usage sidecar."""
-    if entry.source == "project" and view.cwd is None:
-        return []
-    path = usage_path(entry.source, view.cwd)
-    try:
-        rec = UsageStore(path).records().get(entry.key)
-    except ConfigError as exc:
-        return [f"usage sidecar unreadable, lifecycle state unknown: {exc.reason} ({path})"]
-    if rec is None:
-        return []
-    state = rec["lifecycle_state"]
-    out = []
-    if state == "archived":
-        since = f" since {rec['archived_at']}" if rec.get("archived_at") else ""
-        out.append(
-            f"archived{since} (recorded in {path}); restore it with skill_manage action=restore"
-        )
-        if entry.enabled:
-            out.append("archived but enabled again in skills.json; restore marks it active")
-    elif state == "stale":
-        last = rec.get("last_loaded_at") or rec.get("last_write_at") or rec.get("created_at")
-        out.append(
-            f"marked stale (last activity {last or 'unknown'}); the curator archives stale "
-            f"skills after {DEFAULT_ARCHIVE_DAYS} idle days unless they are used again"
-        )
-    if rec["pinned"]:
-        out.append("pinned: protected from delete and archive (skill_manage action=unpin)")
-    return out
-
-
-def _row(name: str, rec: Record, now: datetime, stale: int, archive: int) -> ReportRow:
-    activity = _last_activity(rec)
-    moment = parse_time(activity)
-    idle = None if moment is None else max(0, (now - moment).days)
-    authored = rec.get("created_by") == "agent"
-    eligible = (
-        authored and rec["lifecycle_state"] not in ("pinned", "archived") and idle is not None
-    )
-    return ReportRow(
-        name=name,
-        lifecycle_state=rec["lifecycle_state"],
-        pinned=rec["pinned"],
-        agent_authored=authored,
-        load_count=_int(rec.get("load_count")),
-        write_count=_int(rec.get("write_count")),
-        write_error_count=_int(rec.get("write_error_count")),
-        created_at=_str(rec.get("created_at")),
-        last_loaded_at=_str(rec.get("last_loaded_at")),
-        last_write_at=_str(rec.get("last_write_at")),
-        last_activity_at=activity,
-        idle_days=idle,
-        stale_candidate=eligible and idle is not None and idle >= stale,
-        archive_candidate=eligible and idle is not None and idle >= archive,
-    )
-
-
-def _last_activity(rec: Record) -> str | None:
-    values = [rec.get(k) for k in ("last_loaded_at", "last_write_at", "created_at")]
-    strings = [v for v in values if isinstance(v, str) and v]
-    parsed = [(t, v) for v in strings if (t := parse_time(v)) is not None]
-    if parsed:
-        return max(parsed)[1]
-    return strings[0] if strings else None
-
-
 def _copy_fields(rec: Record, meta: Mapping[str, Any], fields: Mapping[str, str]) -> None:
     for src, dst in fields.items():
         value = meta.get(src)
@@ -423,12 +293,9 @@ def _copy_fields(rec: Record, meta: Mapping[str, Any], fields: Mapping[str, str]
             rec[dst] = value
 
 
-def _int(value: Any) -> int:
+def as_count(value: Any) -> int:
+    """An integer counter, 0 for anything else (booleans included)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _skills(state: dict[str, Any], path: Path) -> dict[str, Any]:
