@@ -110,6 +110,35 @@ def test_project_scope_requires_cwd_and_global_scope_writes_to_the_agent_dir(age
     assert api.get("pdf-tools") is not None
 
 
+def test_new_files_are_readable_and_replaced_files_keep_their_mode(project):
+    manage(project, action="create", name="pdf-tools", content=skill_md())
+    d = project / ".lemon/skill/pdf-tools"
+    assert (d / "SKILL.md").stat().st_mode & 0o777 == 0o644
+    manage(
+        project, action="write_file", name="pdf-tools", file_path="scripts/x.sh", file_content="a"
+    )
+    (d / "scripts/x.sh").chmod(0o755)
+    manage(
+        project, action="write_file", name="pdf-tools", file_path="scripts/x.sh", file_content="b"
+    )
+    assert (d / "scripts/x.sh").stat().st_mode & 0o777 == 0o755
+
+
+def test_a_filesystem_failure_is_a_readable_error_and_still_an_event(project):
+    manage(project, action="create", name="pdf-tools", content=skill_md())
+    (project / ".lemon/skill/pdf-tools/references").write_text("a file, not a folder")
+    with recording() as rec:
+        r = manage(
+            project,
+            action="write_file",
+            name="pdf-tools",
+            file_path="references/a.md",
+            file_content="x",
+        )
+    assert r.is_error and r.text.startswith("could not change the skill on disk: Not a directory")
+    assert rec.named("skill.write")[0].metadata["result"] == "error"
+
+
 def test_edit_replaces_skill_md(project):
     manage(project, action="create", name="pdf-tools", content=skill_md())
     r = manage(project, action="edit", name="pdf-tools", content=skill_md(body="New text.\n"))

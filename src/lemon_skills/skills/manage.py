@@ -117,7 +117,7 @@ def _create(t: Target, p: Mapping[str, Any]) -> Outcome:
             hint="use action edit or patch to change it, or pick another name",
         )
     with _staged(t, copy=False) as stage:
-        _fs.write_text_atomic(stage / SKILL_FILE, content)
+        _apply(stage, {SKILL_FILE: content})
         verdict = _gate_or_raise(stage, t.name)
         os.rename(stage, t.skill_dir)
     return _written(t, "create", f"Skill '{t.name}' created at {t.skill_dir}.", verdict, notes)
@@ -327,13 +327,21 @@ def _staged(t: Target, *, copy: bool) -> Iterator[Path]:
         _fs.remove_tree(holder)
 
 
+#: Mode of new skill files; a replaced file keeps its own mode (a script stays executable).
+NEW_FILE_MODE: Final = 0o644
+
+
 def _apply(root: Path, changes: Mapping[str, str | None]) -> None:
     for rel, text in changes.items():
         path = root / rel
         if text is None:
             path.unlink(missing_ok=True)
-        else:
-            _fs.write_text_atomic(path, text)
+            continue
+        try:
+            mode = stat.S_IMODE(os.lstat(path).st_mode)
+        except FileNotFoundError:
+            mode = NEW_FILE_MODE
+        _fs.write_text_atomic(path, text, mode=mode)
 
 
 def _gate_or_raise(stage: Path, name: str) -> GateVerdict:

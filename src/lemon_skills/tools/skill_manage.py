@@ -71,8 +71,8 @@ def call(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
             if (t.root / t.name).is_dir():
                 meta["path"] = str(t.root / t.name)
         outcome = manage.run(str(action), t, params)
-    except LemonSkillsError as exc:
-        reason = str(exc) + (f" ({exc.hint})" if exc.hint else "")
+    except (LemonSkillsError, OSError) as exc:
+        reason = _reason(exc)
         if action != "report":
             emit("skill.write", {**meta, "result": "error", "reason": reason})
         return ToolResult.error(reason, error=type(exc).__name__, action=action)
@@ -91,6 +91,13 @@ def call(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
             },
         )
     return ToolResult(outcome.text, dict(outcome.details))
+
+
+def _reason(exc: LemonSkillsError | OSError) -> str:
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"could not change the skill on disk: {exc.strerror or exc}{where}"
+    return str(exc) + (f" ({exc.hint})" if exc.hint else "")
 
 
 def _target(params: Mapping[str, Any], ctx: ToolContext, action: Any, scope: Any) -> manage.Target:
