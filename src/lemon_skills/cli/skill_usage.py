@@ -101,8 +101,20 @@ def _detail(r: EventRow) -> str:
     show_default=True,
     help="Which sidecar to report.",
 )
-@click.option("--stale-after-days", default=DEFAULT_STALE_DAYS, show_default=True, type=int)
-@click.option("--archive-after-days", default=DEFAULT_ARCHIVE_DAYS, show_default=True, type=int)
+@click.option(
+    "--stale-after-days",
+    default=DEFAULT_STALE_DAYS,
+    show_default=True,
+    type=int,
+    help="Idle days after which an agent-authored skill is a stale candidate.",
+)
+@click.option(
+    "--archive-after-days",
+    default=DEFAULT_ARCHIVE_DAYS,
+    show_default=True,
+    type=int,
+    help="Idle days after which it is an archive candidate.",
+)
 @json_option
 def usage_cmd(
     cwd: Path | None = None,

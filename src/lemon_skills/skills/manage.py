@@ -98,6 +98,8 @@ def run(action: str, t: Target, params: Mapping[str, Any]) -> Outcome:
         )
     if action == "report":
         return handler(t, params)
+    if not t.name:
+        raise SkillWriteError("missing required string parameter: name")
     if action != "create":
         _existing(t)
     with _fs.locked(t.root / f".{t.name}"):
