@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 EventName = Literal["skill.load", "skill.write", "skill.prompt_render"]
 EVENT_NAMES: Final = ("skill.load", "skill.write", "skill.prompt_render")
 
-#: Longest ``reason`` kept on an event, as in the original.
+#: Longest ``reason`` kept on an event.
 MAX_REASON = 500
 #: Parameters that carry skill text; dropped even if an emitter passes them by mistake.
 CONTENT_KEYS: Final = frozenset(

@@ -1,6 +1,6 @@
 """The ``read_skill`` agent tool: a skill's content, summary, one section or one file.
 
-Text layout follows the original tool (header, optional status and manifest sections, then the
+Text layout follows Lemon's read_skill (header, optional status and manifest sections, then the
 content). Section lookup matches a heading at any level and runs to the next heading of the same
 or a higher level, ignoring fenced code. The file view resolves symlinks before checking that
 the file is inside the skill directory. Every call emits ``skill.load``.

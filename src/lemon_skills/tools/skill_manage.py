@@ -1,6 +1,6 @@
 """The ``skill_manage`` agent tool: create and maintain skills, pin, archive, report usage.
 
-Parameter checks and the order of rejections follow the original tool; the work is done by
+Parameter checks and the order of rejections follow Lemon's skill_manage; the work is done by
 ``skills.manage``. Every action except ``report`` emits ``skill.write``, rejected ones included.
 A refusal comes back as an error result whose text says what to change.
 """
