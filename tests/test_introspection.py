@@ -112,3 +112,26 @@ def test_prompt_render_is_persisted_with_keys_but_no_text(project, project_skill
     assert sorted(row.payload["skill_keys"]) == ["docker", "pdf"]
     assert row.payload["skill_count"] == 2
     assert "extract the text" not in str(row.to_dict())
+
+
+def test_the_bridge_can_be_turned_off_and_on(project, global_skills, agent_dir):
+    from lemon_skills.skills import observe
+
+    write_skill(global_skills, "pdf")
+    observe.set_bridge(False)
+    try:
+        assert observe.BRIDGE_ID not in introspection_handlers()
+        read_skill.call({"key": "pdf"}, ToolContext(cwd=project))
+        assert not (agent_dir / "skills.usage.json").exists()
+        assert not (agent_dir / "introspection.db").exists()
+    finally:
+        observe.set_bridge(True)
+    read_skill.call({"key": "pdf"}, ToolContext(cwd=project))
+    assert (agent_dir / "skills.usage.json").exists()
+    assert len(IntrospectionStore(agent_dir / "introspection.db").query()) == 1
+
+
+def introspection_handlers() -> list[str]:
+    from lemon_skills import telemetry
+
+    return telemetry.attached()
