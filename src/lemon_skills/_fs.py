@@ -65,9 +65,11 @@ def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write_json_atomic(path: Path, data: Any, *, mode: int | None = None) -> None:
-    """Replace ``path`` with ``data`` as pretty JSON, atomically."""
-    write_text_atomic(path, dump_json(data), mode=mode)
+def write_json_atomic(
+    path: Path, data: Any, *, mode: int | None = None, dump: Callable[[Any], str] = dump_json
+) -> None:
+    """Replace ``path`` with ``data`` as pretty JSON (or ``dump``'s layout), atomically."""
+    write_text_atomic(path, dump(data), mode=mode)
 
 
 def read_json(path: Path, *, default: Callable[[], JsonDict]) -> JsonDict:
@@ -103,20 +105,26 @@ def update_json(
     *,
     default: Callable[[], JsonDict],
     mode: int | None = None,
+    dump: Callable[[Any], str] = dump_json,
 ) -> JsonDict:
     """Lock, re-read, apply ``change`` and write back atomically; return the new state.
 
     ``change`` may mutate the dict in place (returning None) or return a replacement. When the
-    state is unchanged nothing is written.
+    state is unchanged nothing is written. ``dump`` lays the file out (default: pretty JSON).
     """
     with locked(path):
         current = read_json(path, default=default)
-        before = dump_json(current)
+        before = _fingerprint(current)
         result = change(current)
         new = current if result is None else result
-        if dump_json(new) != before:
-            write_json_atomic(path, new, mode=mode)
+        if _fingerprint(new) != before:
+            write_json_atomic(path, new, mode=mode, dump=dump)
         return new
+
+
+def _fingerprint(data: Any) -> str:
+    # compact output runs on the C encoder; the indented one is pure Python and ~10x slower
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def remove_tree(path: Path) -> None:

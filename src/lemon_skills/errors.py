@@ -11,6 +11,7 @@ message from structured keyword fields::
      │    ├── SourceError       the source could not be resolved or fetched
      │    └── IntegrityError    hashes do not match the lock
      ├── TrustPolicyViolation   audit blocked or approval denied
+ ├── SkillWriteError        an agent's skill write was refused (name, content, path, gate)
      ├── CommandError           a subprocess exited non-zero
      └── McpError
           ├── McpConnectError   a server could not be started or reached
@@ -87,6 +88,17 @@ class IntegrityError(InstallError):
 
 class TrustPolicyViolation(LemonSkillsError):
     """The audit blocked a bundle or an approval was denied."""
+
+
+class SkillWriteError(LemonSkillsError):
+    """A skill create/edit/patch/file write was refused; nothing on disk changed.
+
+    ``reason`` is written for the model that asked: it says what to change and retry.
+    """
+
+    def __init__(self, reason: str, *, hint: str | None = None) -> None:
+        self.reason = reason
+        super().__init__(reason, hint=hint)
 
 
 class CommandError(LemonSkillsError):

@@ -196,3 +196,9 @@ def doctor(key: str | None = None, cwd: Path | None = None, as_json: bool = Fals
             click.echo(f"  - {reason}")
     if key is not None and reports and reports[0].state == "missing":
         raise click.exceptions.Exit(1)
+
+
+from .skill_usage import events_cmd, usage_cmd  # noqa: E402
+
+skill.add_command(events_cmd)
+skill.add_command(usage_cmd)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SkillNotFound
 from ..paths import Scope, resolve_cwd
-from . import enablement, lockfile, ranking
+from . import enablement, lockfile, observe, ranking
 from . import prompt as prompt_mod
 from .model import Diagnostic, Entry
 from .registry import View, default_registry
@@ -162,15 +162,22 @@ def render_prompt(
     max_results: int = 3,
     budget: int = prompt_mod.DEFAULT_BUDGET,
     mode: prompt_mod.Mode = "content",
+    context: Mapping[str, str] | None = None,
 ) -> prompt_mod.RenderedPrompt:
-    """The system-prompt block for ``request``: relevant skills and the catalogue."""
+    """The system-prompt block for ``request``: relevant skills and the catalogue.
+
+    Emits ``skill.prompt_render`` with the keys shown (never the request or any skill text);
+    ``context`` adds ``run_id``/``session_key``/``session_id``/``agent_id`` to that event.
+    """
     v = view(cwd)
     catalogue = prompt_catalogue(v)
     allowed = {e.key for e in catalogue}
     relevant = [
         e for e in find_relevant(request, cwd=cwd, max_results=max_results) if e.key in allowed
     ]
-    return prompt_mod.render(relevant, catalogue, budget=budget, mode=mode)
+    rendered = prompt_mod.render(relevant, catalogue, budget=budget, mode=mode)
+    observe.emit("skill.prompt_render", observe.prompt_metadata(rendered, v.cwd, mode, context))
+    return rendered
 
 
 @dataclass(frozen=True, slots=True)

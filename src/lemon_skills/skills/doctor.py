@@ -10,10 +10,11 @@ from .api import DoctorReport, PathArg
 from .model import Entry
 from .registry import View
 from .status import SkillStatus
+from .usage_report import lifecycle_reasons
 
 #: Extra explainers (usage lifecycle, audit...) registered by other modules of the package.
 Explainer = Callable[[Entry, View], list[str]]
-EXPLAINERS: list[Explainer] = []
+EXPLAINERS: list[Explainer] = [lifecycle_reasons]
 
 
 def doctor(key: str | None = None, *, cwd: PathArg = None) -> list[DoctorReport]:

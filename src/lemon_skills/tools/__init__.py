@@ -1,7 +1,21 @@
-"""Framework-neutral agent tools and their exporters."""
+"""Framework-neutral agent tools and their exporters.
+
+``read_skill`` and ``skill_manage`` are ready-made ``Tool`` objects; pass a ``ToolContext``
+with the project ``cwd`` and the run/session ids telemetry should carry.
+"""
 
 from __future__ import annotations
 
 from .base import Tool, ToolContext, ToolResult, to_anthropic, to_openai
+from .read_skill import read_skill
+from .skill_manage import skill_manage
 
-__all__ = ["Tool", "ToolContext", "ToolResult", "to_anthropic", "to_openai"]
+__all__ = [
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "read_skill",
+    "skill_manage",
+    "to_anthropic",
+    "to_openai",
+]

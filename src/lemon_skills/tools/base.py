@@ -146,14 +146,34 @@ class Tool:
 
 def validate_params(schema: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
     """Return a one-line reason why ``params`` do not satisfy ``schema``, or None."""
-    try:
-        jsonschema.validate(dict(params), dict(schema))
-    except jsonschema.ValidationError as exc:
-        where = ".".join(str(p) for p in exc.absolute_path)
-        return f"{where}: {exc.message}" if where else exc.message
-    except jsonschema.SchemaError:
+    validator = _validator(schema)
+    if validator is None:
         return None  # a server's odd schema must not make its tool uncallable
-    return None
+    error = jsonschema.exceptions.best_match(validator.iter_errors(dict(params)))
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path)
+    return f"{where}: {error.message}" if where else error.message
+
+
+# Checking a schema costs far more than validating against it; do it once per schema object.
+_validators: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    hit = _validators.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    cls = jsonschema.validators.validator_for(dict(schema))
+    try:
+        cls.check_schema(dict(schema))
+        validator = cls(dict(schema))
+    except jsonschema.SchemaError:
+        validator = None
+    if len(_validators) > 4096:
+        _validators.clear()
+    _validators[id(schema)] = (schema, validator)
+    return validator
 
 
 def to_openai(tools: list[Tool]) -> list[dict[str, Any]]:

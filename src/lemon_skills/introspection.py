@@ -1,0 +1,289 @@
+"""The introspection store: every skill event persisted to SQLite (``<agent>/introspection.db``).
+
+Rows are ``skill_load_observed``, ``skill_write_observed`` and ``skill_prompt_render_observed``
+with the run and session ids in their own columns and the rest of the event metadata as a JSON
+payload. The database runs in WAL mode with a busy timeout, so several agent processes can
+record at once while ``lemon skill events`` reads; ``PRAGMA user_version`` holds the schema
+version and newer schemas are refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from .errors import ConfigError
+from .paths import agent_dir
+
+SCHEMA_VERSION: Final = 1
+BUSY_TIMEOUT_MS: Final = 10_000
+EVENT_TYPES: Final = (
+    "skill_load_observed",
+    "skill_write_observed",
+    "skill_prompt_render_observed",
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    type        TEXT    NOT NULL,
+    ts          REAL    NOT NULL,
+    key         TEXT,
+    result      TEXT,
+    run_id      TEXT,
+    session_key TEXT,
+    session_id  TEXT,
+    agent_id    TEXT,
+    engine      TEXT    NOT NULL DEFAULT 'lemon',
+    provenance  TEXT    NOT NULL DEFAULT 'direct',
+    payload     TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_ts ON events (ts);
+CREATE INDEX IF NOT EXISTS events_key_ts ON events (key, ts);
+"""
+
+_COLUMNS = (
+    "id, type, ts, key, result, run_id, session_key, session_id, agent_id, engine, "
+    "provenance, payload"
+)
+
+
+def db_path() -> Path:
+    """The introspection database of the current agent dir."""
+    return agent_dir() / "introspection.db"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EventRow:
+    """One persisted event."""
+
+    id: int
+    type: str
+    ts: float
+    key: str | None
+    result: str | None
+    run_id: str | None
+    session_key: str | None
+    session_id: str | None
+    agent_id: str | None
+    engine: str
+    provenance: str
+    payload: Mapping[str, Any]
+
+    @property
+    def recorded_at(self) -> str:
+        """UTC ISO-8601 time of the event, to the second."""
+        return datetime.fromtimestamp(self.ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "id": self.id,
+            "type": self.type,
+            "recorded_at": self.recorded_at,
+            "ts": self.ts,
+            "key": self.key,
+            "result": self.result,
+            "run_id": self.run_id,
+            "session_key": self.session_key,
+            "session_id": self.session_id,
+            "agent_id": self.agent_id,
+            "engine": self.engine,
+            "provenance": self.provenance,
+            "payload": dict(self.payload),
+        }
+
+
+class IntrospectionStore:
+    """Append and query events in one SQLite file; safe across threads and processes."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else db_path()
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = -1
+
+    def record(
+        self,
+        type_: str,
+        payload: Mapping[str, Any],
+        *,
+        ts: float,
+        key: str | None = None,
+        result: str | None = None,
+        run_id: str | None = None,
+        session_key: str | None = None,
+        session_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> int:
+        """Append one event; return its row id.
+
+        Raises:
+            ConfigError: the database is unreadable or was created by a newer lemon-skills.
+        """
+        row = (type_, ts, key, result, run_id, session_key, session_id, agent_id)
+        body = json.dumps(dict(payload), sort_keys=True, ensure_ascii=False, default=str)
+        with self._lock:
+            conn = self._connect()
+            try:
+                with conn:
+                    cur = conn.execute(
+                        "INSERT INTO events (type, ts, key, result, run_id, session_key, "
+                        "session_id, agent_id, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (*row, body),
+                    )
+            except sqlite3.Error as exc:
+                raise ConfigError(f"cannot record event: {exc}", path=self.path) from exc
+            return int(cur.lastrowid or 0)
+
+    def query(
+        self,
+        *,
+        since: float | None = None,
+        key: str | None = None,
+        types: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> list[EventRow]:
+        """Events oldest first, filtered by time (epoch seconds), key and type; newest ``limit``."""
+        if not self.path.exists():
+            return []
+        where, args = _filters(since, key, types)
+        sql = f"SELECT {_COLUMNS} FROM events{where} ORDER BY id DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        with self._lock:
+            conn = self._connect()
+            try:
+                rows = conn.execute(sql, args).fetchall()
+            except sqlite3.Error as exc:
+                raise ConfigError(f"cannot read events: {exc}", path=self.path) from exc
+        return [_row(r) for r in reversed(rows)]
+
+    def close(self) -> None:
+        """Close the connection (it reopens on the next call)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is not None and self._pid == os.getpid():
+            return self._conn
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+            )
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            _migrate(conn, self.path)
+        except sqlite3.Error as exc:
+            raise ConfigError(f"cannot open introspection database: {exc}", path=self.path) from exc
+        self._conn, self._pid = conn, os.getpid()
+        return conn
+
+
+_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(text: str, *, now: float) -> float:
+    """Turn ``30m``, ``12h``, ``7d``, ``2w`` or an ISO date/time into epoch seconds.
+
+    Raises:
+        ValueError: neither a duration nor an ISO-8601 timestamp.
+    """
+    value = text.strip()
+    unit = _UNITS.get(value[-1:].lower())
+    if unit is not None and value[:-1].isdigit():
+        return now - int(value[:-1]) * unit
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is neither a duration (30m, 12h, 7d, 2w) nor an ISO date or time"
+        ) from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        conn.close()
+        raise ConfigError(
+            f"schema version {version} is newer than this lemon-skills understands "
+            f"({SCHEMA_VERSION})",
+            path=path,
+            hint="upgrade lemon-skills, or move the database away to start a new one",
+        )
+    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    if version < SCHEMA_VERSION:
+        conn.executescript(
+            f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};COMMIT;"
+        )
+
+
+def _filters(since: float | None, key: str | None, types: Sequence[str]) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    args: list[Any] = []
+    if since is not None:
+        clauses.append("ts >= ?")
+        args.append(since)
+    if key is not None:
+        clauses.append("key = ?")
+        args.append(key)
+    if types:
+        clauses.append(f"type IN ({', '.join('?' * len(types))})")
+        args.extend(types)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
+
+
+def _row(r: tuple[Any, ...]) -> EventRow:
+    try:
+        payload = json.loads(r[11])
+    except json.JSONDecodeError:
+        payload = {"unparsable_payload": True}
+    return EventRow(
+        id=r[0],
+        type=r[1],
+        ts=r[2],
+        key=r[3],
+        result=r[4],
+        run_id=r[5],
+        session_key=r[6],
+        session_id=r[7],
+        agent_id=r[8],
+        engine=r[9],
+        provenance=r[10],
+        payload=payload if isinstance(payload, dict) else {"value": payload},
+    )
+
+
+_default: IntrospectionStore | None = None
+_default_lock = threading.Lock()
+
+
+def default_store() -> IntrospectionStore:
+    """The store of the current agent dir (re-created when ``LEMON_AGENT_DIR`` changes)."""
+    global _default
+    with _default_lock:
+        path = db_path()
+        if _default is None or _default.path != path:
+            if _default is not None:
+                _default.close()
+            _default = IntrospectionStore(path)
+        return _default
+
+
+@atexit.register
+def _close_default() -> None:
+    if _default is not None:
+        _default.close()
