@@ -12,6 +12,8 @@ message from structured keyword fields::
      │    └── IntegrityError    hashes do not match the lock
      ├── TrustPolicyViolation   audit blocked or approval denied
      ├── CommandError           a subprocess exited non-zero
+     ├── ApprovalError          an approval cannot be found or decided
+     │    └── ApprovalNotFound  no approval has that id
      └── McpError
           ├── McpConnectError   a server could not be started or reached
           ├── McpAuthError      OAuth failed
@@ -105,6 +107,25 @@ class CommandError(LemonSkillsError):
         if tail:
             message += f": {tail}"
         super().__init__(message)
+
+
+class ApprovalError(LemonSkillsError):
+    """An approval cannot be decided (already decided, expired, ambiguous id)."""
+
+    def __init__(self, message: str, *, approval_id: str | None = None, hint: str | None = None):
+        self.approval_id = approval_id
+        super().__init__(message, hint=hint)
+
+
+class ApprovalNotFound(ApprovalError):
+    """No approval has the given id (or id prefix)."""
+
+    def __init__(self, approval_id: str) -> None:
+        super().__init__(
+            f"Approval not found: {approval_id}",
+            approval_id=approval_id,
+            hint="run `lemon approvals list --all` to see every approval",
+        )
 
 
 class McpError(LemonSkillsError):
