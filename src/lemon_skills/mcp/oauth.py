@@ -21,13 +21,12 @@ Use :func:`build_auth` and put the result on the ``httpx2.AsyncClient`` of the t
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any, TypeAlias
-from urllib.parse import parse_qs, urlsplit
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import replace
+from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
@@ -50,80 +49,29 @@ from ..approvals import ApprovalContext, ApprovalStore
 from ..errors import ConfigError, McpAuthError
 from .oauth_cache import CachedTokens, MemoryTokenCache, SecretTokenCache, TokenCache
 from .oauth_config import OAuthSettings, loopback_problem, parse_oauth
+from .oauth_flows import (
+    AuthorizationObserverFn,
+    AuthorizationRequest,
+    CodeAnswer,
+    CodeProviderFn,
+    approval_request,
+    check_authorization_url,
+    code_result,
+    token_problem,
+)
 from .oauth_listener import CallbackListener
-from .sampling import server_slug
+
+__all__ = [
+    "AuthorizationObserverFn",
+    "AuthorizationRequest",
+    "CodeProviderFn",
+    "LemonOAuthProvider",
+    "build_auth",
+    "check_authorization_url",
+    "resolve_client_secret",
+]
 
 logger = logging.getLogger(__name__)
-
-_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AuthorizationRequest:
-    """An authorization-code request as an operator or host sees it (no code verifier)."""
-
-    authorization_url: str
-    authorization_endpoint: str
-    client_id: str
-    redirect_uri: str | None
-    scope: str | None
-    resource: str | None
-    state: str
-    code_challenge: str
-    code_challenge_method: str
-
-    @classmethod
-    def from_url(cls, url: str) -> AuthorizationRequest:
-        """Read the request back from the authorization URL the SDK built."""
-        parts = urlsplit(url)
-        q = {k: v[0] for k, v in parse_qs(parts.query).items()}
-        return cls(
-            authorization_url=url,
-            authorization_endpoint=parts._replace(query="", fragment="").geturl(),
-            client_id=q.get("client_id", ""),
-            redirect_uri=q.get("redirect_uri"),
-            scope=q.get("scope"),
-            resource=q.get("resource"),
-            state=q.get("state", ""),
-            code_challenge=q.get("code_challenge", ""),
-            code_challenge_method=q.get("code_challenge_method", ""),
-        )
-
-    @property
-    def state_hash(self) -> str:
-        """First 16 hex of sha256(state): identifies the flow without revealing the state."""
-        return hashlib.sha256(self.state.encode()).hexdigest()[:16]
-
-
-CodeAnswer: TypeAlias = str | Mapping[str, str] | AuthorizationCodeResult
-#: A host-supplied way to obtain the code (instead of the loopback listener).
-CodeProviderFn: TypeAlias = Callable[[AuthorizationRequest], Awaitable[CodeAnswer]]
-#: Told about every authorization request (e.g. to open a browser without a shell).
-AuthorizationObserverFn: TypeAlias = Callable[[AuthorizationRequest], Awaitable[None] | None]
-
-
-def check_authorization_url(url: str, *, server: str | None = None) -> None:
-    """Refuse an authorization URL that is not http(s), or plain http off loopback.
-
-    Raises:
-        McpAuthError: the URL must not be opened.
-    """
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-    except ValueError:
-        host = None
-        parts = urlsplit("")
-    if parts.scheme not in ("http", "https") or not host:
-        raise McpAuthError(
-            f"refusing authorization URL with scheme {parts.scheme or 'none'!r}: only http(s)",
-            server=server,
-        )
-    if parts.scheme == "http" and host not in _LOOPBACK:
-        raise McpAuthError(
-            f"refusing plain-http authorization URL on {host}: https is required off loopback",
-            server=server,
-        )
 
 
 class LemonOAuthProvider(OAuthClientProvider):
@@ -398,29 +346,12 @@ class LemonOAuthProvider(OAuthClientProvider):
             )
 
     async def _approve(self, request: AuthorizationRequest) -> None:
-        slug = server_slug(self.server)
-        scope = request.scope or ""
+        tool, action, rationale, context = approval_request(self.server, request, self._context)
         decided = await self._approvals.arequest(
-            f"mcp_{slug}_oauth",
-            {
-                "type": "mcp_oauth_authorization",
-                "authorization_url": request.authorization_url,
-                "resource": request.resource,
-                "client_id": request.client_id,
-                "redirect_uri": request.redirect_uri,
-                "scope": request.scope,
-                "state_hash": request.state_hash,
-            },
-            rationale=(
-                f"MCP OAuth authorization required; resource={request.resource}; "
-                f"client={request.client_id}; scope={scope}; open the authorization URL, "
-                "complete login, then approve once to continue"
-            ),
-            context=ApprovalContext(
-                run_id=self._context.run_id or f"mcp-oauth-{slug}",
-                session_key=self._context.session_key or "agent:mcp:oauth",
-                agent_id=self._context.agent_id,
-            ),
+            tool,
+            action,
+            rationale=rationale,
+            context=context,
             timeout=self.settings.authorization_timeout,
         )
         if decided.status == "denied":
@@ -430,7 +361,7 @@ class LemonOAuthProvider(OAuthClientProvider):
 
     async def _on_callback(self) -> AuthorizationCodeResult:
         if self._code_provider is not None:
-            return _code_result(self._code_answer, self._expected_state)
+            return code_result(self._code_answer, self._expected_state)
         assert self._listener is not None
         result = await self._listener.result()
         return AuthorizationCodeResult(code=result.code, state=result.state, iss=result.iss)
@@ -452,25 +383,7 @@ class LemonOAuthProvider(OAuthClientProvider):
         return False
 
     def _token_problem(self, response: httpx2.Response) -> str | None:
-        """Why a token response is unusable, described without echoing its content."""
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if response.status_code not in (200, 201):
-            if isinstance(body, dict) and isinstance(body.get("error"), str):
-                detail = body.get("error_description")
-                suffix = f" ({self._scrub(str(detail))})" if isinstance(detail, str) else ""
-                return f"token endpoint refused: {self._scrub(body['error'])}{suffix}"
-            return f"token endpoint answered HTTP {response.status_code}"
-        if not isinstance(body, dict):
-            return "token endpoint answered something other than a JSON object"
-        if not isinstance(body.get("access_token"), str) or not body["access_token"]:
-            return "token response has no access_token"
-        token_type = body.get("token_type", "Bearer")
-        if not isinstance(token_type, str) or token_type.lower() != "bearer":
-            return "token response is not a bearer token"
-        return None
+        return token_problem(response, self._scrub)
 
 
 class _Storage:
@@ -506,18 +419,6 @@ def _fixed_client(
         token_endpoint_auth_method=metadata.token_endpoint_auth_method,
         scope=settings.scope,
     )
-
-
-def _code_result(answer: CodeAnswer | None, expected_state: str) -> AuthorizationCodeResult:
-    if isinstance(answer, AuthorizationCodeResult):
-        return answer
-    if isinstance(answer, str) and answer:
-        return AuthorizationCodeResult(code=answer, state=expected_state)
-    if isinstance(answer, Mapping) and answer.get("code"):
-        return AuthorizationCodeResult(
-            code=answer["code"], state=answer.get("state"), iss=answer.get("iss")
-        )
-    raise McpAuthError("the authorization code provider returned no code")
 
 
 def _dump(model: OAuthMetadata | ProtectedResourceMetadata | None) -> dict[str, Any] | None:
