@@ -90,7 +90,11 @@ class LemonOAuthProvider(OAuthClientProvider):
         on_authorization: AuthorizationObserverFn | None = None,
     ) -> None:
         pkce = settings.flow == "authorization_code_pkce"
-        method = settings.token_auth_method if settings.client_secret else "none"
+        # A registered public client authenticates with "none"; a client still to be
+        # registered leaves the choice to the authorization server.
+        method = settings.token_auth_method if settings.client_secret else None
+        if method is None and settings.client_id:
+            method = "none"
         metadata = OAuthClientMetadata(
             redirect_uris=[AnyUrl(settings.redirect_uri)]
             if pkce and settings.redirect_uri
@@ -106,6 +110,7 @@ class LemonOAuthProvider(OAuthClientProvider):
             _Storage(self),
             redirect_handler=self._on_redirect,
             callback_handler=self._on_callback,
+            client_metadata_url=settings.client_metadata_url,
         )
         self.server = server
         self.settings = settings

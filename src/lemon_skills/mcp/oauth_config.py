@@ -50,6 +50,7 @@ class OAuthSettings:
     authorization_approval: bool = True
     authorization_timeout: float = DEFAULT_AUTHORIZATION_TIMEOUT_S
     issuer: str | None = None
+    client_metadata_url: str | None = None
 
     def __repr__(self) -> str:
         # the client secret must never reach a log line through repr()
@@ -104,6 +105,9 @@ def validate_oauth(raw: Any) -> list[str]:
         errors.append("oauth.token_auth_method must be client_secret_post or client_secret_basic")
     if "issuer" in o and not (isinstance(o["issuer"], str) and _is_http_url(o["issuer"])):
         errors.append("oauth.issuer must be an http(s) URL")
+    cimd = o.get("client_metadata_url")
+    if cimd is not None and not (isinstance(cimd, str) and urlsplit(cimd).scheme == "https"):
+        errors.append("oauth.client_metadata_url must be an https URL")
     if flow is None and "flow" not in o:
         errors.append("oauth needs client_secret (client credentials) or redirect_uri (PKCE)")
     return errors
@@ -139,6 +143,7 @@ def parse_oauth(raw: Mapping[str, Any]) -> OAuthSettings:
         authorization_approval=o.get("authorization_approval", True) not in _FALSE,
         authorization_timeout=timeout_ms / 1000 if timeout_ms else DEFAULT_AUTHORIZATION_TIMEOUT_S,
         issuer=o.get("issuer"),
+        client_metadata_url=o.get("client_metadata_url"),
     )
 
 
