@@ -17,13 +17,15 @@ message from structured keyword fields::
      └── McpError
           ├── McpConnectError   a server could not be started or reached
           ├── McpAuthError      OAuth failed
+          │    └── McpAuthRequired  a 401 from a server without oauth config
           └── McpToolError      a tool, resource or prompt call failed
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 
 class LemonSkillsError(Exception):
@@ -143,6 +145,23 @@ class McpConnectError(McpError):
 
 class McpAuthError(McpError):
     """OAuth discovery, token acquisition or refresh failed."""
+
+
+class McpAuthRequired(McpAuthError):
+    """The server answered 401 and no ``oauth`` is configured for it."""
+
+    def __init__(self, *, server: str | None = None, requirement: Mapping[str, Any] | None = None):
+        self.requirement = dict(requirement or {})
+        issuers = [
+            s for s in self.requirement.get("authorization_servers", ()) if isinstance(s, str)
+        ]
+        where = f" by {', '.join(issuers)}" if issuers else ""
+        super().__init__(
+            f"authorization required{where}",
+            server=server,
+            hint='add an "oauth" object to this server\'s entry (client credentials, or '
+            "flow authorization_code_pkce with a loopback redirect_uri)",
+        )
 
 
 class McpToolError(McpError):
