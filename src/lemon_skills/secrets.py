@@ -80,11 +80,6 @@ class FileBackend:
             self._update(change)
         return existed
 
-    def provider(self, name: str) -> str | None:
-        """The provider tag stored with a secret (e.g. ``mcp_oauth``)."""
-        entry = self._read().get(name)
-        return entry.get("provider") if isinstance(entry, dict) else None
-
     def _read(self) -> dict[str, Any]:
         data = _fs.read_json(self.path, default=_empty)
         secrets = data.get("secrets", {})
