@@ -215,3 +215,21 @@ def test_the_listener_needs_a_loopback_redirect_uri():
         build_auth("s", "http://127.0.0.1:1/mcp", pkce_config(redirect_uri="https://app/cb"))
     with pytest.raises(ConfigError, match="explicit port"):
         build_auth("s", "http://127.0.0.1:1/mcp", pkce_config(redirect_uri="http://127.0.0.1/cb"))
+
+
+def test_a_revoked_login_is_refreshed_without_asking_the_operator_again(make_stack, agent_dir):
+    stack = make_stack()
+    public_client(stack)
+    auth = build_auth("secured", stack.mcp_url, pkce_config())
+    op = operator.spawn("approve", "--login")
+
+    def revoke(i: int) -> None:
+        if i == 1:
+            stack.auth.revoke_access_tokens()
+
+    assert run_echo(stack.mcp_url, auth, count=2, between=revoke) == ["echo:m0", "echo:m1"]
+    operator.finish(op)
+    grants = [r.form["grant_type"] for r in stack.auth.token_requests()]
+    assert grants == ["authorization_code", "refresh_token"]
+    assert len(ApprovalStore().list(status=None)) == 1
+    assert len([r for r in stack.auth.requests if r.path.endswith("/authorize")]) == 1
