@@ -21,6 +21,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("LEMON_AGENT_DIR", str(home / ".lemon" / "agent"))
+    # Never let a test reach the developer's real keyring: keyring's own "fail" backend.
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     default_registry().refresh()
     yield
     default_registry().refresh()

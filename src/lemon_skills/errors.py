@@ -13,16 +13,20 @@ message from structured keyword fields::
      ├── TrustPolicyViolation   audit blocked or approval denied
  ├── SkillWriteError        an agent's skill write was refused (name, content, path, gate)
      ├── CommandError           a subprocess exited non-zero
+     ├── ApprovalError          an approval cannot be found or decided
+     │    └── ApprovalNotFound  no approval has that id
      └── McpError
           ├── McpConnectError   a server could not be started or reached
           ├── McpAuthError      OAuth failed
+          │    └── McpAuthRequired  a 401 from a server without oauth config
           └── McpToolError      a tool, resource or prompt call failed
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 
 class LemonSkillsError(Exception):
@@ -119,6 +123,25 @@ class CommandError(LemonSkillsError):
         super().__init__(message)
 
 
+class ApprovalError(LemonSkillsError):
+    """An approval cannot be decided (already decided, expired, ambiguous id)."""
+
+    def __init__(self, message: str, *, approval_id: str | None = None, hint: str | None = None):
+        self.approval_id = approval_id
+        super().__init__(message, hint=hint)
+
+
+class ApprovalNotFound(ApprovalError):
+    """No approval has the given id (or id prefix)."""
+
+    def __init__(self, approval_id: str) -> None:
+        super().__init__(
+            f"Approval not found: {approval_id}",
+            approval_id=approval_id,
+            hint="run `lemon approvals list --all` to see every approval",
+        )
+
+
 class McpError(LemonSkillsError):
     """Base class of MCP failures; carries the server name when known."""
 
@@ -134,6 +157,23 @@ class McpConnectError(McpError):
 
 class McpAuthError(McpError):
     """OAuth discovery, token acquisition or refresh failed."""
+
+
+class McpAuthRequired(McpAuthError):
+    """The server answered 401 and no ``oauth`` is configured for it."""
+
+    def __init__(self, *, server: str | None = None, requirement: Mapping[str, Any] | None = None):
+        self.requirement = dict(requirement or {})
+        issuers = [
+            s for s in self.requirement.get("authorization_servers", ()) if isinstance(s, str)
+        ]
+        where = f" by {', '.join(issuers)}" if issuers else ""
+        super().__init__(
+            f"authorization required{where}",
+            server=server,
+            hint='add an "oauth" object to this server\'s entry (client credentials, or '
+            "flow authorization_code_pkce with a loopback redirect_uri)",
+        )
 
 
 class McpToolError(McpError):

@@ -1,0 +1,522 @@
+"""Operator approvals: pending requests in SQLite that another process (or the host) decides.
+
+A caller creates an approval (tool, action payload, rationale, run/session/agent context,
+expiry) and waits; an operator resolves it with ``lemon approvals approve|deny ID`` or a host
+calls :func:`approve` / :func:`deny`. Waiters poll the database cheaply (``PRAGMA data_version``
+only changes when another connection commits), so no daemon is needed. The database lives at
+``<agent>/approvals.db`` (mode 0600, WAL, busy timeout) and carries a schema version.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import anyio.to_thread
+
+from .errors import ApprovalError, ApprovalNotFound, ConfigError
+from .paths import agent_dir
+
+ApprovalStatus = Literal["pending", "approved", "denied", "expired", "cancelled"]
+Decision = Literal["approved", "denied"]
+
+#: Default lifetime of a pending approval (the original's ``approval_timeout_ms``).
+DEFAULT_EXPIRES_IN_S = 300.0
+SCHEMA_VERSION = 1
+_BUSY_TIMEOUT_S = 10.0
+_POLL_FIRST_S = 0.02
+_POLL_MAX_S = 0.25
+
+_SCHEMA = """
+CREATE TABLE approvals (
+    id          TEXT PRIMARY KEY,
+    tool        TEXT NOT NULL,
+    action      TEXT NOT NULL,
+    rationale   TEXT NOT NULL,
+    run_id      TEXT,
+    session_key TEXT,
+    agent_id    TEXT,
+    created_at  REAL NOT NULL,
+    expires_at  REAL NOT NULL,
+    status      TEXT NOT NULL,
+    decided_by  TEXT,
+    decided_at  REAL,
+    reason      TEXT
+);
+CREATE INDEX approvals_status ON approvals (status, created_at);
+CREATE INDEX approvals_run ON approvals (run_id);
+"""
+_COLUMNS = (
+    "id, tool, action, rationale, run_id, session_key, agent_id, created_at, expires_at, "
+    "status, decided_by, decided_at, reason"
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalContext:
+    """Which run, session and agent asked (shown to the operator, used to find approvals)."""
+
+    run_id: str | None = None
+    session_key: str | None = None
+    agent_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Approval:
+    """One approval request and, once decided, its outcome."""
+
+    id: str
+    tool: str
+    action: Mapping[str, Any]
+    rationale: str
+    context: ApprovalContext = field(default_factory=ApprovalContext)
+    created_at: float
+    expires_at: float
+    status: ApprovalStatus
+    decided_by: str | None = None
+    decided_at: float | None = None
+    reason: str | None = None
+
+    @property
+    def approved(self) -> bool:
+        """True only for an operator's approval (never for expiry or cancellation)."""
+        return self.status == "approved"
+
+    @property
+    def pending(self) -> bool:
+        """True while nobody has decided and it has not expired or been cancelled."""
+        return self.status == "pending"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (times as ISO-8601 UTC) used by ``lemon approvals --json``."""
+        return {
+            "id": self.id,
+            "tool": self.tool,
+            "action": dict(self.action),
+            "rationale": self.rationale,
+            "run_id": self.context.run_id,
+            "session_key": self.context.session_key,
+            "agent_id": self.context.agent_id,
+            "created_at": _iso(self.created_at),
+            "expires_at": _iso(self.expires_at),
+            "status": self.status,
+            "decided_by": self.decided_by,
+            "decided_at": _iso(self.decided_at) if self.decided_at is not None else None,
+            "reason": self.reason,
+        }
+
+
+class ApprovalStore:
+    """The approvals database; the path is resolved at call time when not given."""
+
+    def __init__(self, path: Path | None = None, *, clock: Callable[[], float] = time.time):
+        self._path = path
+        self._clock = clock
+
+    @property
+    def path(self) -> Path:
+        """``<agent>/approvals.db`` unless a path was given."""
+        return self._path if self._path is not None else agent_dir() / "approvals.db"
+
+    def create(
+        self,
+        tool: str,
+        action: Mapping[str, Any],
+        *,
+        rationale: str,
+        context: ApprovalContext | None = None,
+        expires_in: float = DEFAULT_EXPIRES_IN_S,
+    ) -> Approval:
+        """Record a new pending approval and return it (without waiting)."""
+        if expires_in <= 0:
+            raise ValueError("expires_in must be positive")
+        now = self._clock()
+        approval = Approval(
+            id=uuid.uuid4().hex,
+            tool=tool,
+            action=dict(action),
+            rationale=rationale,
+            context=context or ApprovalContext(),
+            created_at=now,
+            expires_at=now + expires_in,
+            status="pending",
+        )
+        payload = json.dumps(approval.action, sort_keys=True, ensure_ascii=False, default=str)
+        with self._connect() as conn:
+            conn.execute(
+                f"INSERT INTO approvals ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    approval.id,
+                    tool,
+                    payload,
+                    rationale,
+                    approval.context.run_id,
+                    approval.context.session_key,
+                    approval.context.agent_id,
+                    approval.created_at,
+                    approval.expires_at,
+                    "pending",
+                    None,
+                    None,
+                    None,
+                ),
+            )
+        return approval
+
+    def get(self, approval_id: str) -> Approval:
+        """Return the approval with this id or unique id prefix.
+
+        Raises:
+            ApprovalNotFound: no approval matches.
+            ApprovalError: the prefix matches several approvals.
+        """
+        with self._connect() as conn:
+            return self._check(conn, approval_id)
+
+    def list(
+        self,
+        *,
+        status: ApprovalStatus | None = "pending",
+        run_id: str | None = None,
+        tool: str | None = None,
+    ) -> builtins.list[Approval]:
+        """Approvals, oldest first; pending ones by default (``status=None`` for every one)."""
+        where, args = [], []
+        for column, value in (("status", status), ("run_id", run_id), ("tool", tool)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        sql = f"SELECT {_COLUMNS} FROM approvals"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        with self._connect() as conn:
+            self._expire_overdue(conn)
+            rows = conn.execute(sql + " ORDER BY created_at, id", args).fetchall()
+        return [_from_row(r) for r in rows]
+
+    def approve(
+        self, approval_id: str, *, by: str | None = None, reason: str | None = None
+    ) -> Approval:
+        """Approve a pending approval (idempotent for one already approved).
+
+        Raises:
+            ApprovalNotFound: no such approval.
+            ApprovalError: it was denied, expired or cancelled.
+        """
+        return self.decide(approval_id, "approved", by=by, reason=reason)
+
+    def deny(
+        self, approval_id: str, *, by: str | None = None, reason: str | None = None
+    ) -> Approval:
+        """Deny a pending approval (idempotent for one already denied)."""
+        return self.decide(approval_id, "denied", by=by, reason=reason)
+
+    def decide(
+        self, approval_id: str, decision: Decision, *, by: str | None, reason: str | None = None
+    ) -> Approval:
+        """Record ``decision`` on a pending approval; see :meth:`approve`."""
+        with self._connect() as conn:
+            current = self._check(conn, approval_id)
+            if current.status == decision:
+                return current
+            if not current.pending:
+                raise ApprovalError(
+                    f"Approval {current.id} is already {current.status}",
+                    approval_id=current.id,
+                    hint="a decided or expired approval cannot change; the caller must ask again",
+                )
+            cur = conn.execute(
+                "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ? "
+                "WHERE id = ? AND status = 'pending'",
+                (decision, by or "api", self._clock(), reason, current.id),
+            )
+            if cur.rowcount != 1:  # another process decided between our read and write
+                return self.decide(approval_id, decision, by=by, reason=reason)
+            return _lookup(conn, current.id)
+
+    def cancel(self, approval_id: str) -> Approval:
+        """Withdraw a pending approval (the requester gave up); decided ones stay as they are."""
+        with self._connect() as conn:
+            conn.execute(
+                "UPDATE approvals SET status = 'cancelled', decided_at = ? "
+                "WHERE id = ? AND status = 'pending'",
+                (self._clock(), approval_id),
+            )
+            return _lookup(conn, approval_id)
+
+    def wait(self, approval_id: str, *, timeout: float | None = None) -> Approval:
+        """Block until the approval is decided or expires (or ``timeout`` seconds pass).
+
+        Returns the approval as it then is: decided, ``expired``, or still ``pending`` when
+        ``timeout`` ran out before its expiry. Between checks only ``PRAGMA data_version`` is
+        read, which changes when another connection commits.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        delay = _POLL_FIRST_S
+        seen = None
+        with self._connect() as conn:
+            current = self._check(conn, approval_id)
+            while current.pending:
+                version = conn.execute("PRAGMA data_version").fetchone()[0]
+                if version != seen or self._clock() >= current.expires_at:
+                    seen = version
+                    current = self._check(conn, current.id)
+                    if not current.pending:
+                        break
+                pause = self._pause(current, delay, deadline, time.monotonic())
+                if pause is None:
+                    break
+                time.sleep(pause)
+                delay = min(delay * 1.5, _POLL_MAX_S)
+        return current
+
+    async def await_decision(self, approval_id: str, *, timeout: float | None = None) -> Approval:
+        """Async :meth:`wait`: polls from a worker thread without blocking the event loop."""
+        deadline = None if timeout is None else anyio.current_time() + timeout
+        delay = _POLL_FIRST_S
+        current = await anyio.to_thread.run_sync(self.get, approval_id)
+        while current.pending:
+            pause = self._pause(current, delay, deadline, anyio.current_time())
+            if pause is None:
+                break
+            await anyio.sleep(pause)
+            delay = min(delay * 1.5, _POLL_MAX_S)
+            current = await anyio.to_thread.run_sync(self.get, current.id)
+        return current
+
+    def _pause(
+        self, current: Approval, delay: float, deadline: float | None, now: float
+    ) -> float | None:
+        """How long to sleep before the next check; None when the caller's timeout ran out."""
+        pause = min(delay, max(0.0, current.expires_at - self._clock()) + 0.001)
+        if deadline is None:
+            return pause
+        remaining = deadline - now
+        return None if remaining <= 0 else min(pause, remaining)
+
+    def request(
+        self,
+        tool: str,
+        action: Mapping[str, Any],
+        *,
+        rationale: str,
+        context: ApprovalContext | None = None,
+        timeout: float = DEFAULT_EXPIRES_IN_S,
+    ) -> Approval:
+        """Create an approval that expires after ``timeout`` seconds and wait for the outcome.
+
+        An interrupted wait cancels the approval so nobody approves a request nobody awaits.
+        """
+        approval = self.create(
+            tool, action, rationale=rationale, context=context, expires_in=timeout
+        )
+        try:
+            return self.wait(approval.id)
+        finally:
+            self.cancel(approval.id)
+
+    async def arequest(
+        self,
+        tool: str,
+        action: Mapping[str, Any],
+        *,
+        rationale: str,
+        context: ApprovalContext | None = None,
+        timeout: float = DEFAULT_EXPIRES_IN_S,
+    ) -> Approval:
+        """Async :meth:`request`."""
+        approval = await anyio.to_thread.run_sync(
+            lambda: self.create(
+                tool, action, rationale=rationale, context=context, expires_in=timeout
+            )
+        )
+        try:
+            return await self.await_decision(approval.id)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self.cancel, approval.id)
+
+    def _check(self, conn: sqlite3.Connection, approval_id: str) -> Approval:
+        """Look one approval up, marking it expired first when its time has passed."""
+        current = _lookup(conn, approval_id)
+        if current.pending and current.expires_at <= self._clock():
+            conn.execute(
+                "UPDATE approvals SET status = 'expired', decided_at = expires_at "
+                "WHERE id = ? AND status = 'pending'",
+                (current.id,),
+            )
+            current = _lookup(conn, current.id)
+        return current
+
+    def _expire_overdue(self, conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "UPDATE approvals SET status = 'expired', decided_at = expires_at "
+            "WHERE status = 'pending' AND expires_at <= ?",
+            (self._clock(),),
+        )
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        path = self.path
+        try:
+            conn = _open(path)
+        except sqlite3.DatabaseError as exc:
+            raise _corrupt(path, exc) from exc
+        try:
+            yield conn
+        except sqlite3.DatabaseError as exc:
+            raise _corrupt(path, exc) from exc
+        finally:
+            conn.close()
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Create the file ourselves so it is 0600 from the first byte; SQLite gives its -wal and
+    # -shm files the database file's permissions.
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    conn = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    _migrate(conn, path)
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == SCHEMA_VERSION:
+        return
+    if version > SCHEMA_VERSION:
+        raise ConfigError(
+            f"schema version {version} is newer than this lemon-skills understands "
+            f"({SCHEMA_VERSION})",
+            path=path,
+            hint="upgrade lemon-skills",
+        )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _lookup(conn: sqlite3.Connection, approval_id: str) -> Approval:
+    key = approval_id.strip().lower()
+    if not key or any(c not in "0123456789abcdef" for c in key):
+        raise ApprovalNotFound(approval_id)
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM approvals WHERE id >= ? AND id < ? LIMIT 2",
+        (key, key + "g"),
+    ).fetchall()
+    if not rows:
+        raise ApprovalNotFound(approval_id)
+    if len(rows) > 1:
+        raise ApprovalError(
+            f"Approval id prefix {approval_id!r} is ambiguous",
+            approval_id=approval_id,
+            hint="give more characters of the id",
+        )
+    return _from_row(rows[0])
+
+
+def _from_row(row: tuple[Any, ...]) -> Approval:
+    (aid, tool, action, rationale, run_id, session_key, agent_id, created, expires, status) = row[
+        :10
+    ]
+    return Approval(
+        id=aid,
+        tool=tool,
+        action=json.loads(action),
+        rationale=rationale,
+        context=ApprovalContext(run_id=run_id, session_key=session_key, agent_id=agent_id),
+        created_at=created,
+        expires_at=expires,
+        status=status,
+        decided_by=row[10],
+        decided_at=row[11],
+        reason=row[12],
+    )
+
+
+def _corrupt(path: Path, exc: sqlite3.DatabaseError) -> ConfigError:
+    return ConfigError(
+        f"approvals database is unusable ({exc})",
+        path=path,
+        hint="move the file away; pending approvals in it will have to be requested again",
+    )
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def default_store() -> ApprovalStore:
+    """The store under the current agent dir (resolved at each call)."""
+    return ApprovalStore()
+
+
+def request(
+    tool: str,
+    action: Mapping[str, Any],
+    *,
+    rationale: str,
+    context: ApprovalContext | None = None,
+    timeout: float = DEFAULT_EXPIRES_IN_S,
+) -> Approval:
+    """Ask for an approval and block until it is decided or expires; see ``ApprovalStore``."""
+    return default_store().request(
+        tool, action, rationale=rationale, context=context, timeout=timeout
+    )
+
+
+async def arequest(
+    tool: str,
+    action: Mapping[str, Any],
+    *,
+    rationale: str,
+    context: ApprovalContext | None = None,
+    timeout: float = DEFAULT_EXPIRES_IN_S,
+) -> Approval:
+    """Async :func:`request`."""
+    return await default_store().arequest(
+        tool, action, rationale=rationale, context=context, timeout=timeout
+    )
+
+
+def approve(approval_id: str, *, by: str | None = None, reason: str | None = None) -> Approval:
+    """Approve a pending approval in the default store."""
+    return default_store().approve(approval_id, by=by, reason=reason)
+
+
+def deny(approval_id: str, *, by: str | None = None, reason: str | None = None) -> Approval:
+    """Deny a pending approval in the default store."""
+    return default_store().deny(approval_id, by=by, reason=reason)
+
+
+def get(approval_id: str) -> Approval:
+    """Look up an approval by id or unique prefix in the default store."""
+    return default_store().get(approval_id)
+
+
+def list_approvals(*, status: ApprovalStatus | None = "pending") -> list[Approval]:
+    """Approvals in the default store (pending ones unless ``status`` says otherwise)."""
+    return default_store().list(status=status)
