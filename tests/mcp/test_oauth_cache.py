@@ -10,7 +10,7 @@ from keyring.backends import fail
 from lemon_skills import secrets
 from lemon_skills.mcp.oauth import build_auth
 from lemon_skills.mcp.oauth_cache import CachedTokens
-from tests.helpers import operator
+from tests.helpers import approval_operator as operator
 from tests.mcp.oauth_support import client_process, run_echo
 from tests.test_secrets import MemoryKeyring
 

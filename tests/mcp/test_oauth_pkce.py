@@ -12,7 +12,7 @@ import pytest
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.errors import ConfigError, McpAuthError
 from lemon_skills.mcp.oauth import AuthorizationRequest, build_auth, check_authorization_url
-from tests.helpers import operator
+from tests.helpers import approval_operator as operator
 from tests.mcp.oauth_support import failure, run_echo
 
 PUBLIC = "lemon-public"

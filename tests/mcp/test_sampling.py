@@ -18,7 +18,7 @@ from lemon_skills.approvals import ApprovalContext, ApprovalStore
 from lemon_skills.errors import ConfigError
 from lemon_skills.mcp import sampling
 from lemon_skills.mcp.sampling import SamplingPolicy, SamplingSummary
-from tests.helpers import operator
+from tests.helpers import approval_operator as operator
 from tests.mcp.fixtures.sampling_server import server as sampling_server
 
 ROOT = Path(__file__).resolve().parents[2]

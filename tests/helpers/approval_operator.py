@@ -1,6 +1,6 @@
 """A human operator in another terminal, as a real second process.
 
-``python -m tests.helpers.operator approve|deny [--tool NAME] [--login]`` waits for the first
+``python -m tests.helpers.approval_operator approve|deny [--tool NAME] [--login]`` waits for the first
 pending approval (optionally for one tool), prints it as JSON on stdout, optionally plays the
 browser (GET the approval's ``authorization_url``, then GET the redirect target, which is the
 loopback callback) and finally decides through the ``lemon approvals`` CLI.
@@ -57,7 +57,7 @@ def main() -> int:
 def spawn(*args: str) -> subprocess.Popen[str]:
     """Start the operator process with this test's environment (agent dir included)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.helpers.operator", *args],
+        [sys.executable, "-m", "tests.helpers.approval_operator", *args],
         env=dict(os.environ),
         stdout=subprocess.PIPE,
         text=True,
