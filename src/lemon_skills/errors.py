@@ -13,6 +13,7 @@ message from structured keyword fields::
      ├── TrustPolicyViolation   audit blocked or approval denied
  ├── SkillWriteError        an agent's skill write was refused (name, content, path, gate)
      ├── CommandError           a subprocess exited non-zero
+     ├── CuratorError           a curator pass or rollback could not run
      └── McpError
           ├── McpConnectError   a server could not be started or reached
           ├── McpAuthError      OAuth failed
@@ -142,3 +143,11 @@ class McpToolError(McpError):
 
 class UsageError(RuntimeError):
     """The API was used incorrectly (a programming error, not a domain failure)."""
+
+
+class CuratorError(LemonSkillsError):
+    """A curator pass or rollback could not run (busy scope, unknown run, nothing to undo)."""
+
+    def __init__(self, message: str, *, run_id: str | None = None, hint: str | None = None) -> None:
+        self.run_id = run_id
+        super().__init__(message, hint=hint)
