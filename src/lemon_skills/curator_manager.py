@@ -286,6 +286,7 @@ class CuratorManager:
             update_state(
                 cfg.scope, where, lambda s: replace(s, first_seen_at=s.first_seen_at or iso(now))
             )
+            return Due(due=False, reason="first_run_deferred")
         return self._gate(now)
 
     def _gate(self, now: datetime) -> Due:

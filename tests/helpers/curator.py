@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import lemon_skills
 from lemon_skills.skills.usage import UsageStore
 
 from .skills import write_skill
@@ -84,3 +85,10 @@ def tree_digest(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
+
+
+def is_enabled(key: str) -> bool:
+    """Whether the visible skill ``key`` is enabled (it must exist)."""
+    entry = lemon_skills.get(key)
+    assert entry is not None, key
+    return entry.enabled

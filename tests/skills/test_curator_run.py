@@ -14,7 +14,14 @@ from lemon_skills.skills.curator import Thresholds
 from lemon_skills.skills.curator_state import load_state, state_path
 from lemon_skills.skills.enablement import skills_json_path
 from lemon_skills.skills.usage import UsageStore, usage_path
-from tests.helpers.curator import NOW, agent_skill, days_ago, standard_library, tree_digest
+from tests.helpers.curator import (
+    NOW,
+    agent_skill,
+    days_ago,
+    is_enabled,
+    standard_library,
+    tree_digest,
+)
 
 
 def test_reference_run_archives_disables_marks_stale_and_reports_exactly_that(
@@ -34,8 +41,8 @@ def test_reference_run_archives_disables_marks_stale_and_reports_exactly_that(
     assert records["mine"] == before["mine"]
     disabled = json.loads(skills_json_path("global").read_text(encoding="utf-8"))["disabled"]
     assert disabled == ["old"]
-    assert not lemon_skills.get("old").enabled
-    assert lemon_skills.get("mid").enabled
+    assert not is_enabled("old")
+    assert is_enabled("mid")
 
     doc = json.loads((agent_dir / "logs/curator/20260506T000000/run.json").read_text("utf-8"))
     assert result.report_path == agent_dir / "logs/curator/20260506T000000/run.json"
