@@ -218,7 +218,7 @@ class CuratorManager:
                 if cfg.interval_hours:
                     hours = cfg.interval_hours
                     update_state(cfg.scope, where, lambda s: replace(s, interval_hours=hours))
-        except CuratorError:
+        except CuratorError:  # only the lock raises it: another pass of this scope is running
             return PassResult(status="skipped", reason="busy")
         if not result.plan.review_required:
             return PassResult(status="ran", reason="no_review_required", run=result)

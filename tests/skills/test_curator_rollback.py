@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import lemon_skills
-from lemon_skills.errors import CuratorError
+from lemon_skills.errors import ConfigError, CuratorError
 from lemon_skills.skills import curator_rollback, curator_run
 from lemon_skills.skills.curator_state import load_state, run_lock
 from lemon_skills.skills.enablement import skills_json_path
@@ -159,3 +159,19 @@ def test_rollback_waits_for_a_running_pass_of_the_same_scope(global_skills: Path
     curator_run.run(now=NOW)
     with run_lock("global"), pytest.raises(CuratorError, match="in progress"):
         curator_rollback.rollback(wait=0)
+
+
+def test_a_corrupt_snapshot_is_reported_and_nothing_is_changed(global_skills: Path) -> None:
+    usage = usage_path("global")
+    standard_library(global_skills, usage)
+    run = curator_run.run(now=NOW)
+    assert run.run_dir is not None
+    (run.run_dir / "snapshot.json").write_text('{"version": 1}', encoding="utf-8")
+    before = usage.read_bytes()
+
+    with pytest.raises(ConfigError, match="not a curator snapshot"):
+        curator_rollback.rollback()
+
+    assert usage.read_bytes() == before
+    assert disabled_list() == ["old"]
+    assert not load_state("global").paused

@@ -56,7 +56,11 @@ def curator() -> None:
 @_scope_options
 @_threshold_options
 def status_cmd(local: bool, cwd: Path | None, as_json: bool, **days: int) -> None:
-    """Show the curator's state, its recent runs and the agent-authored skills it watches."""
+    """Show the curator's state, pending changes and the skills it watches.
+
+    Pending changes are what a pass would do now; agent-authored skills are listed with
+    their lifecycle state, counters and idle days.
+    """
     st = api.status(_scope(local), cwd, thresholds=Thresholds(**days))
     if as_json:
         emit_json(st.to_dict())
@@ -74,6 +78,10 @@ def status_cmd(local: bool, cwd: Path | None, as_json: bool, **days: int) -> Non
         click.echo(f"next automatic pass: not before {st.next_pass_at}")
     if s.last_report_path:
         click.echo(f"last report: {s.last_report_path}")
+    for t in st.pending:
+        click.echo(f"  next pass would move {t.name}: {t.from_state} -> {t.to_state} ({t.reason})")
+    for h in st.held:
+        click.echo(f"  next pass holds {h.name}: {h.detail}")
     _skills_table(st)
 
 
@@ -85,7 +93,11 @@ def status_cmd(local: bool, cwd: Path | None, as_json: bool, **days: int) -> Non
 def run_cmd(
     local: bool, cwd: Path | None, as_json: bool, show_prompt: bool, dry_run: bool, **days: int
 ) -> None:
-    """Run one curator pass now (ignores pause and interval) and write its report."""
+    """Run one curator pass now and write its report.
+
+    An explicit run ignores pause and interval. --dry-run shows the same plan and writes
+    nothing; otherwise the report lands in logs/curator/<run>/ (run.json, REPORT.md).
+    """
     result = api.run(_scope(local), cwd, thresholds=Thresholds(**days), dry_run=dry_run)
     doc = dict(result.document)
     if as_json:
@@ -133,7 +145,9 @@ def resume_cmd(local: bool, cwd: Path | None, as_json: bool, interval_hours: int
 def rollback_cmd(
     run_id: str | None, local: bool, cwd: Path | None, as_json: bool, dry_run: bool, no_pause: bool
 ) -> None:
-    """Restore the lifecycle states and skills.json entries a run changed.
+    """Undo a curator run (by default the latest one).
+
+    Restores the lifecycle states and skills.json entries the run changed.
 
     RUN defaults to the latest run that changed something and is not rolled back yet. Skills
     moved since the run are left as they are now. The curator is paused afterwards so the

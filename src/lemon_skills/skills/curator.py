@@ -18,7 +18,7 @@ in one pass. I/O lives in ``curator_run``; this module reads no file and no cloc
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
 
@@ -140,14 +140,16 @@ class Hold:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Plan:
-    """The outcome of planning one pass: transitions, holds, counts and review candidates."""
+    """The outcome of planning one pass: transitions, holds, counts and review candidates
+    (after the transitions); ``rows`` are the agent-authored skills before them."""
 
     now: datetime
     thresholds: Thresholds
     checked: int
     transitions: tuple[Transition, ...] = ()
     held: tuple[Hold, ...] = ()
-    candidates: tuple[SkillRow, ...] = field(default=())
+    candidates: tuple[SkillRow, ...] = ()
+    rows: tuple[SkillRow, ...] = ()
 
     def names(self, to_state: str) -> list[str]:
         """Sorted names of the transitions into ``to_state``."""
@@ -218,6 +220,7 @@ def plan_curation(
         transitions=transitions,
         held=tuple(sorted([*held, *limited], key=lambda h: h.name)),
         candidates=tuple(candidates),
+        rows=tuple(rows),
     )
 
 

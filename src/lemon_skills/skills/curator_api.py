@@ -7,14 +7,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from .. import _fs
 from ..errors import ConfigError
 from ..paths import Scope
-from .curator import SkillRow, Thresholds, skill_rows
+from . import curator_run
+from .curator import Hold, SkillRow, Thresholds, Transition
 from .curator_rollback import RollbackResult, RunInfo, rollback, runs
 from .curator_run import RunResult, run, scope_cwd
 from .curator_state import CuratorState, load_state, update_state
-from .usage import ClockFn, empty_state, iso, parse_time, usage_path, utc_now
+from .usage import ClockFn, iso, parse_time, utc_now
 
 __all__ = [
     "CuratorStatus",
@@ -36,6 +36,8 @@ class CuratorStatus:
     next_pass_at: str | None
     rows: tuple[SkillRow, ...]
     runs: tuple[RunInfo, ...]
+    pending: tuple[Transition, ...]
+    held: tuple[Hold, ...]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -44,6 +46,8 @@ class CuratorStatus:
             **{k: v for k, v in self.state.to_dict().items() if k != "version"},
             "next_pass_at": self.next_pass_at,
             "skills": [r.to_dict() for r in self.rows],
+            "pending": [t.to_dict() for t in self.pending],
+            "held": [h.to_dict() for h in self.held],
             "runs": [
                 {
                     "run_id": r.run_id,
@@ -66,25 +70,24 @@ def status(
     now: datetime | None = None,
     clock: ClockFn = utc_now,
 ) -> CuratorStatus:
-    """Read the curator's state and the agent-authored skills it looks after (no writes).
+    """The curator's state, the agent-authored skills it looks after and what the next pass
+    would change (reads only).
 
     Raises:
         ConfigError: a state file is corrupt.
     """
     where = scope_cwd(scope, cwd)
-    moment = now or clock()
+    th = thresholds or Thresholds()
+    preview = curator_run.preview(scope, where, thresholds=th, now=now or clock())
     state = load_state(scope, where)
-    path = usage_path(scope, where)
-    records = _fs.read_json(path, default=empty_state).get("skills", {})
-    if not isinstance(records, dict):
-        raise ConfigError('"skills" must be an object', path=path)
-    rows = skill_rows(records, now=moment, thresholds=thresholds or Thresholds())
     return CuratorStatus(
         scope=scope,
         state=state,
         next_pass_at=_next_pass(state),
-        rows=tuple(r for r in rows if r.agent_authored),
+        rows=tuple(preview.plan.rows),
         runs=tuple(runs(scope, where)[-5:]),
+        pending=preview.plan.transitions,
+        held=preview.plan.held,
     )
 
 

@@ -137,13 +137,36 @@ def restore_plan(
 def _restore(
     scope: Scope, cwd: Path | None, info: RunInfo, clock: ClockFn, *, pause: bool, write: bool
 ) -> RollbackResult:
-    snapshot = _fs.read_json(info.path / SNAPSHOT_FILE, default=dict)
-    path = usage_path(scope, cwd)
+    snapshot = _read_snapshot(info.path / SNAPSHOT_FILE)
     sj = enablement.skills_json_path(scope, cwd)
-    plans: list[tuple[dict[str, Record], list[str], list[tuple[str, str]]]] = []
+    restores, reenable, skipped = _restore_usage(usage_path(scope, cwd), sj, snapshot, write)
+    result = RollbackResult(
+        run_id=info.run_id,
+        scope=scope,
+        restored=tuple(sorted(restores)),
+        reenabled=tuple(reenable),
+        skipped=tuple(skipped),
+        paused=pause,
+        dry_run=not write,
+    )
+    if not write:
+        return result
+    for name in reenable:
+        enablement.set_disabled(sj, name, False)
+    _record(info, result, clock)
+    if pause:
+        update_state(scope, cwd, lambda s: replace(s, paused=True))
+    return result
+
+
+def _restore_usage(
+    path: Path, sj: Path, snapshot: Mapping[str, Any], write: bool
+) -> tuple[dict[str, Record], list[str], list[tuple[str, str]]]:
+    """Plan the restore on the sidecar as it is now (under its lock when writing)."""
+    plans = []
 
     def change(state: dict[str, Any]) -> None:
-        skills = state.get("skills", {})
+        skills = state.setdefault("skills", {})
         if not isinstance(skills, dict):
             raise ConfigError('"skills" must be an object keyed by skill key', path=path)
         disabled, _ = enablement.parse_state(
@@ -157,24 +180,21 @@ def _restore(
         _fs.update_json(path, change, default=empty_state)
     else:
         change(_fs.read_json(path, default=empty_state))
-    restores, reenable, skipped = plans[-1]
-    if write:
-        for name in reenable:
-            enablement.set_disabled(sj, name, False)
-    result = RollbackResult(
-        run_id=info.run_id,
-        scope=scope,
-        restored=tuple(sorted(restores)),
-        reenabled=tuple(reenable),
-        skipped=tuple(skipped),
-        paused=pause,
-        dry_run=not write,
+    return plans[-1]
+
+
+def _read_snapshot(path: Path) -> dict[str, Any]:
+    snapshot = _fs.read_json(path, default=dict)
+    transitions = snapshot.get("transitions")
+    ok = (
+        isinstance(transitions, list)
+        and all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in transitions)
+        and isinstance(snapshot.get("records"), dict)
+        and isinstance(snapshot.get("disabled"), list)
     )
-    if write:
-        _record(info, result, clock)
-        if pause:
-            update_state(scope, cwd, lambda s: replace(s, paused=True))
-    return result
+    if not ok:
+        raise ConfigError("not a curator snapshot (transitions, records, disabled)", path=path)
+    return snapshot
 
 
 def _restored(current: Record, before: Record) -> Record:
