@@ -151,8 +151,7 @@ def _restore(
     )
     if not write:
         return result
-    for name in reenable:
-        enablement.set_disabled(sj, name, False)
+    enablement.set_disabled_many(sj, reenable, False)
     _record(info, result, clock)
     if pause:
         update_state(scope, cwd, lambda s: replace(s, paused=True))

@@ -123,7 +123,7 @@ def run_locked(
             run_dir.rmdir()
         raise
     sj = enablement.skills_json_path(scope, cwd)
-    disabled = [n for n in plan.names("archived") if enablement.set_disabled(sj, n, True)]
+    disabled = enablement.set_disabled_many(sj, plan.names("archived"), True)
     doc = _document(plan, run_dir.name, scope, cwd, started, disabled, bool(plan.transitions))
     write_report(run_dir, doc)
     update_state(
