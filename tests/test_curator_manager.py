@@ -261,6 +261,27 @@ def test_start_ticks_on_a_thread_and_stop_ends_it(library: Path) -> None:
         assert router.listed.wait(10)
     assert m.stop(timeout=10)
     assert not m.running
+    assert m.tick().reason == "stopped"
+
+
+def test_stop_waits_for_a_running_pass_and_says_whether_it_finished(library: Path) -> None:
+    release, entered = threading.Event(), threading.Event()
+
+    def slow_pass() -> PassResult:
+        entered.set()
+        assert release.wait(10)
+        return PassResult(status="ran", reason="test")
+
+    router, clock = HostRouter(), Clock(NOW)
+    cfg = CuratorConfig(defer_first_run=False, tick_seconds=0.01)
+    m = CuratorManager(router, cfg, clock=clock, run_pass=slow_pass)
+    clock.advance(hours=3)
+    m.start()
+    assert entered.wait(10)
+    assert not m.stop(timeout=0.05)  # still inside the pass
+    release.set()
+    assert m.stop(timeout=10)
+    assert m.last_pass == PassResult(status="ran", reason="test")
 
 
 def test_unknown_config_keys_and_bad_thresholds_fail_at_construction() -> None:

@@ -182,6 +182,8 @@ class CuratorManager:
         if not self.config.enabled:
             return TickResult(started=False, reason="disabled")
         with self._guard:
+            if self._stop.is_set():
+                return TickResult(started=False, reason="stopped")
             if self.running:
                 return TickResult(started=False, reason="running")
             now = self._clock()
@@ -238,7 +240,8 @@ class CuratorManager:
     def stop(self, timeout: float = 30.0) -> bool:
         """Stop ticking and wait for a running pass; return True when everything stopped."""
         self._stop.set()
-        for thread in (self._loop, self._worker):
+        for attr in ("_loop", "_worker"):  # the loop first: its last tick may start a worker
+            thread: threading.Thread | None = getattr(self, attr)
             if thread is not None and thread is not threading.current_thread():
                 thread.join(timeout)
         return not any(t is not None and t.is_alive() for t in (self._loop, self._worker))

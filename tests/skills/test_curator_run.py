@@ -218,3 +218,36 @@ def test_custom_thresholds_are_applied_and_recorded(global_skills: Path) -> None
     assert result.document["archived"] == []
     assert result.document["marked_stale"] == ["old"]
     assert result.document["thresholds"]["archive_after_days"] == 120
+
+
+def test_stale_skill_used_again_is_reactivated_by_the_next_pass(global_skills: Path) -> None:
+    usage = usage_path("global")
+    standard_library(global_skills, usage)
+    curator_run.run(now=NOW)
+    UsageStore(usage, clock=lambda: days_ago(-3)).record_load({"key": "mid", "result": "ok"})
+
+    result = curator_run.run(now=days_ago(-7))
+
+    assert UsageStore(usage).records()["mid"]["lifecycle_state"] == "active"
+    assert result.document["reactivated"] == ["mid"]
+    assert result.document["counts"]["reactivated"] == 1
+    assert "- mid: stale -> active (used again 4 days ago" in (
+        result.report_path.parent / "REPORT.md"  # type: ignore[union-attr]
+    ).read_text("utf-8")
+
+
+def test_never_used_agent_skill_gets_a_grace_period_from_its_creation(global_skills: Path) -> None:
+    usage = usage_path("global")
+    agent_skill(global_skills, usage, "fresh", created=days_ago(10))
+    agent_skill(global_skills, usage, "unused", created=days_ago(200))
+    th = Thresholds(stale_after_days=5, archive_after_days=8)
+
+    result = curator_run.run(now=NOW, thresholds=th)
+
+    records = UsageStore(usage).records()
+    assert records["fresh"]["lifecycle_state"] == "active"
+    assert records["unused"]["lifecycle_state"] == "stale"  # never archived straight away
+    assert [(h["name"], h["reason"]) for h in result.document["held"]] == [("fresh", "grace")]
+    assert result.document["archived"] == []
+    report = (result.report_path.parent / "REPORT.md").read_text("utf-8")  # type: ignore[union-attr]
+    assert "- fresh (active): grace: never used, created 10 days ago (30-day grace)" in report

@@ -34,7 +34,7 @@ from .curator_report import (
 )
 from .curator_state import reports_root, run_lock, update_state
 from .usage import VERSION as USAGE_VERSION
-from .usage import ClockFn, empty_state, iso, normalise, usage_path, utc_now
+from .usage import ClockFn, UsageStore, empty_state, iso, normalise, usage_path, utc_now
 
 #: How long an explicit run waits for another pass of the same scope to finish.
 LOCK_WAIT_S: Final = 30.0
@@ -100,9 +100,7 @@ def run(
 def preview(scope: Scope, cwd: Path | None, *, thresholds: Thresholds, now: datetime) -> RunResult:
     """Plan a pass without writing anything (``--dry-run``)."""
     started = time.monotonic()
-    records = _fs.read_json(usage_path(scope, cwd), default=empty_state).get("skills", {})
-    if not isinstance(records, dict):
-        raise ConfigError('"skills" must be an object', path=usage_path(scope, cwd))
+    records = UsageStore(usage_path(scope, cwd)).records()
     plan = plan_curation(records, now=now, thresholds=thresholds, present=_present(scope, cwd))
     disabled = _disabled_now(scope, cwd)
     would = [n for n in plan.names("archived") if n not in disabled]
