@@ -11,10 +11,11 @@ message from structured keyword fields::
      │    ├── SourceError       the source could not be resolved or fetched
      │    └── IntegrityError    hashes do not match the lock
      ├── TrustPolicyViolation   audit blocked or approval denied
- ├── SkillWriteError        an agent's skill write was refused (name, content, path, gate)
+     ├── SkillWriteError        an agent's skill write was refused (name, content, path, gate)
      ├── CommandError           a subprocess exited non-zero
      ├── ApprovalError          an approval cannot be found or decided
      │    └── ApprovalNotFound  no approval has that id
+     ├── CuratorError           a curator pass or rollback could not run
      └── McpError
           ├── McpConnectError   a server could not be started or reached
           ├── McpAuthError      OAuth failed
@@ -182,3 +183,11 @@ class McpToolError(McpError):
 
 class UsageError(RuntimeError):
     """The API was used incorrectly (a programming error, not a domain failure)."""
+
+
+class CuratorError(LemonSkillsError):
+    """A curator pass or rollback could not run (busy scope, unknown run, nothing to undo)."""
+
+    def __init__(self, message: str, *, run_id: str | None = None, hint: str | None = None) -> None:
+        self.run_id = run_id
+        super().__init__(message, hint=hint)

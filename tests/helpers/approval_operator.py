@@ -1,7 +1,7 @@
 """A human operator in another terminal, as a real second process.
 
-``python -m tests.helpers.approval_operator approve|deny [--tool NAME] [--login]`` waits for the first
-pending approval (optionally for one tool), prints it as JSON on stdout, optionally plays the
+``python -m tests.helpers.approval_operator approve|deny [--tool NAME] [--login]`` waits for the
+first pending approval (optionally for one tool), prints it as JSON on stdout, optionally plays the
 browser (GET the approval's ``authorization_url``, then GET the redirect target, which is the
 loopback callback) and finally decides through the ``lemon approvals`` CLI.
 """

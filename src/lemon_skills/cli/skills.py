@@ -202,3 +202,7 @@ from .skill_usage import events_cmd, usage_cmd  # noqa: E402
 
 skill.add_command(events_cmd)
 skill.add_command(usage_cmd)
+
+from .skill_curator import curator  # noqa: E402
+
+skill.add_command(curator)

@@ -6,7 +6,7 @@ it never replaces it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,3 +122,25 @@ def forget(path: Path, key: str) -> None:
 
     if path.exists():
         _fs.update_json(path, change, default=empty_state)
+
+
+def set_disabled_many(path: Path, keys: Collection[str], disabled: bool) -> list[str]:
+    """``set_disabled`` for many keys in one locked write; return the keys that changed.
+
+    Raises:
+        ConfigError: the file is corrupt (it is left untouched).
+    """
+    changed: list[str] = []
+
+    def change(state: dict[str, Any]) -> None:
+        current, _ = parse_state(state, path=path)
+        wanted = set(keys)
+        changed.extend(sorted(wanted - current if disabled else wanted & current))
+        if changed:
+            state.setdefault("version", VERSION)
+            state.setdefault("skills", {})
+            state["disabled"] = sorted(current | wanted if disabled else current - wanted)
+
+    if keys:
+        _fs.update_json(path, change, default=empty_state)
+    return changed
