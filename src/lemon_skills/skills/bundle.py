@@ -101,3 +101,43 @@ def content_hash(files: Mapping[str, bytes]) -> str:
 def hash_dir(root: Path) -> str:
     """The bundle hash of a directory on disk."""
     return bundle_hash(file_hashes(collect(root).files))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Drift:
+    """How a directory differs from the file hashes recorded for it."""
+
+    changed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.added or self.removed)
+
+    def describe(self) -> str:
+        """``2 changed (SKILL.md, ...), 1 added (x)``."""
+        parts = []
+        for label, items in (
+            ("changed", self.changed),
+            ("added", self.added),
+            ("removed", self.removed),
+        ):
+            if items:
+                shown = ", ".join(items[:3]) + (", ..." if len(items) > 3 else "")
+                parts.append(f"{len(items)} {label} ({shown})")
+        return "; ".join(parts)
+
+
+def drift(expected: Mapping[str, str], bundle: Bundle) -> Drift:
+    """Compare a collected directory with recorded per-file hashes.
+
+    A file replaced by a symlink counts as changed; new symlinks and special files as added.
+    """
+    actual = file_hashes(bundle.files)
+    links = set(bundle.symlinks) | set(bundle.special)
+    changed = {k for k in actual.keys() & expected.keys() if actual[k] != expected[k]}
+    return Drift(
+        changed=tuple(sorted(changed | (links & expected.keys()))),
+        added=tuple(sorted((actual.keys() | links) - expected.keys())),
+        removed=tuple(sorted(expected.keys() - actual.keys() - links)),
+    )

@@ -42,3 +42,40 @@ def record(path: Path, key: str) -> dict[str, Any] | None:
     except ConfigError:
         return None
     return rec if isinstance(rec, dict) else None
+
+
+def records(path: Path) -> dict[str, dict[str, Any]]:
+    """Every lock record of a scope, keyed by skill key.
+
+    Raises:
+        ConfigError: the lockfile is corrupt.
+    """
+    skills = read_lock(path)["skills"]
+    return {k: v for k, v in skills.items() if isinstance(v, dict)}
+
+
+def put(path: Path, key: str, rec: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Store (or, with None, delete) the record of ``key``; return the record it replaced.
+
+    The returned value lets a failed install put the lock back exactly as it was.
+
+    Raises:
+        ConfigError: the lockfile is corrupt (it is left untouched).
+    """
+    previous: dict[str, Any] | None = None
+
+    def change(state: dict[str, Any]) -> None:
+        nonlocal previous
+        skills = state.setdefault("skills", {})
+        if not isinstance(skills, dict):
+            raise ConfigError('"skills" must be an object keyed by skill key', path=path)
+        state.setdefault("version", VERSION)
+        old = skills.pop(key, None)
+        previous = old if isinstance(old, dict) else None
+        if rec is not None:
+            skills[key] = rec
+
+    if rec is None and not path.exists():
+        return None
+    _fs.update_json(path, change, default=empty_lock)
+    return previous
