@@ -78,6 +78,9 @@ def run(
         code = None
     for t in readers:
         t.join()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
     stdout = b"".join(out_chunks).decode("utf-8", "replace")
     stderr = b"".join(err_chunks).decode("utf-8", "replace")
     if code is None:

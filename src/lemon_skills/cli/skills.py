@@ -192,3 +192,9 @@ def doctor(key: str | None = None, cwd: Path | None = None, as_json: bool = Fals
             click.echo(f"  - {reason}")
     if key is not None and reports and reports[0].state == "missing":
         raise click.exceptions.Exit(1)
+
+
+from .skill_install import COMMANDS as _INSTALL_COMMANDS  # noqa: E402
+
+for _cmd in _INSTALL_COMMANDS:
+    skill.add_command(_cmd)
