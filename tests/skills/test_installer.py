@@ -7,6 +7,7 @@ import pytest
 
 import lemon_skills
 from lemon_skills.errors import ConfigError, InstallError, SourceError, TrustPolicyViolation
+from lemon_skills.skills.approval import ApprovalRequest
 from lemon_skills.skills.install_api import install_many
 from tests.helpers.git import make_repo, skill_md
 from tests.helpers.install import Recorder, leftovers, local_skill, read_lock, tree
@@ -258,3 +259,38 @@ def test_lint_findings_are_shown_to_the_approver(tmp_path, agent_dir):
     approver = Recorder(True)
     lemon_skills.install(str(src), approver=approver)
     assert any("description-missing" in line for line in approver.requests[0].lint)
+
+
+def test_an_install_that_lost_a_race_for_the_key_changes_nothing(tmp_path, agent_dir):
+    src = local_skill(tmp_path)
+    winner = agent_dir / "skill" / "pdf-tools"
+
+    def other_process_installs_first(request: ApprovalRequest) -> bool:
+        winner.mkdir(parents=True)
+        (winner / "SKILL.md").write_text(skill_md("pdf-tools", body="theirs\n"))
+        return True
+
+    with pytest.raises(InstallError, match="meanwhile"):
+        lemon_skills.install(str(src), approver=other_process_installs_first)
+    assert (winner / "SKILL.md").read_text().endswith("theirs\n")
+    assert not (agent_dir / "skills.lock.json").exists()
+    assert leftovers(agent_dir / "skill") == []
+
+
+def test_staging_left_by_a_killed_install_is_swept_later(tmp_path, agent_dir):
+    skill_root = agent_dir / "skill"
+    stale = skill_root / ".staging-deadbeef"
+    (stale / "src").mkdir(parents=True)
+    fresh = skill_root / ".staging-cafe"
+    fresh.mkdir()
+    os.utime(stale, (1, 1))
+    lemon_skills.install(str(local_skill(tmp_path)), approve=True)
+    assert not stale.exists()
+    assert fresh.exists()  # may belong to an install running right now
+
+
+def test_the_installed_entry_keeps_its_disabled_state_after_a_forced_reinstall(tmp_path, agent_dir):
+    src = str(local_skill(tmp_path))
+    lemon_skills.install(src, approve=True)
+    lemon_skills.disable("pdf-tools")
+    assert lemon_skills.install(src, approve=True, force=True).enabled is False

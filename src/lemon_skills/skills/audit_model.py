@@ -39,6 +39,20 @@ class AuditFinding:
     line: int | None = None
     excerpt: str = ""
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditFinding:
+        """Rebuild a finding stored by ``to_dict`` (in a lock record)."""
+        sev = data.get("severity")
+        line = data.get("line")
+        return cls(
+            rule=str(data.get("rule", "")),
+            severity="block" if sev == "block" else "warn",
+            message=str(data.get("message", "")),
+            file=data.get("file") if isinstance(data.get("file"), str) else None,
+            line=line if isinstance(line, int) else None,
+            excerpt=str(data.get("excerpt", "")),
+        )
+
     @property
     def fingerprint(self) -> str:
         """Identity that survives line moves (used to notice new findings on update)."""

@@ -32,8 +32,8 @@ class LineRule:
     in_doc: Severity
     message: str
     applies: Applies = "all"
-    #: Lowercase substrings one of which every match contains; files without any are skipped
-    #: (a substring test is ~30x cheaper than a regex that starts with ``\b``).
+    #: Lowercase substrings one of which every match contains; lines without any are skipped
+    #: (a substring search is ~30x cheaper than a regex that starts with ``\b``).
     keywords: tuple[str, ...] = ()
 
     def finditer(self, text: str, lower: str) -> Iterator[re.Match[str]]:
@@ -56,9 +56,22 @@ class Probe:
 def _finditer(
     pattern: re.Pattern[str], keywords: tuple[str, ...], text: str, lower: str
 ) -> Iterator[re.Match[str]]:
-    if keywords and not any(k in lower for k in keywords):
-        return iter(())
-    return pattern.finditer(text)
+    # Matches never span lines and always contain a keyword, so only lines holding one are
+    # searched: most lines of most files are skipped at the speed of ``str.find``.
+    if not keywords or len(lower) != len(text):
+        yield from pattern.finditer(text)
+        return
+    spans: set[tuple[int, int]] = set()
+    for k in keywords:
+        i = lower.find(k)
+        while i != -1:
+            start = text.rfind("\n", 0, i) + 1
+            end = text.find("\n", i)
+            end = len(text) if end == -1 else end
+            spans.add((start, end))
+            i = lower.find(k, end)
+    for start, end in sorted(spans):
+        yield from pattern.finditer(text, start, end)
 
 
 def _re(pattern: str, flags: int = re.IGNORECASE) -> re.Pattern[str]:
@@ -171,7 +184,7 @@ LINE_RULES: tuple[LineRule, ...] = (
         in_script="block",
         in_doc="warn",
         message="recursively deletes the root, home or a system directory",
-        keywords=("rm",),
+        keywords=("rm ", "rm\t"),  # a shell only splits words on blanks
     ),
     LineRule(
         rule="destructive",
@@ -270,7 +283,7 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule(
         rule="prompt-injection",
         pattern=_re(
-            r"<!--[^>]{0,300}\b(?:ignore|disregard|do\s+not\s+(?:tell|mention|reveal)|"
+            r"<!--[^>\n]{0,300}\b(?:ignore|disregard|do\s+not\s+(?:tell|mention|reveal)|"
             r"don't\s+(?:tell|mention)|system\s+prompt|you\s+must|secretly)\b"
         ),
         in_script="warn",
@@ -310,7 +323,7 @@ SECRET_READS: tuple[Probe, ...] = (
             r"(?:~|\$HOME|\$\{HOME\})/\.(?:ssh|aws|gnupg|kube|docker|netrc|pypirc|npmrc|"
             r"git-credentials)\b|\.aws/credentials|/etc/shadow\b"
         ),
-        keywords=("/.", "/etc/shadow"),
+        keywords=("/.", ".aws/", "/etc/shadow"),
     ),
     Probe(pattern=_re(r"\bid_(?:rsa|dsa|ecdsa|ed25519)\b"), keywords=("id_",)),
     Probe(pattern=_re(r"(?:^|[ \t\"'=/(])\.env(?:\.\w+)?\b(?!\.)"), keywords=(".env",)),

@@ -17,6 +17,7 @@ from .._proc import ProgressFn
 from ..errors import InstallError
 from ..paths import Scope, resolve_cwd, scope_skill_dir
 from . import installer, lockfile
+from .api import view
 from .approval import Approver
 from .audit_model import AuditReport
 from .discovery import Candidate, file_sig, load_candidate
@@ -166,7 +167,7 @@ def install_many(
             key=s.plan.key,
             scope=sc,
             path=s.plan.destination,
-            entry=load_entry(s.plan.destination, sc),
+            entry=load_entry(s.plan.destination, sc, where),
             report=s.report,
             record=rec,
         )
@@ -174,8 +175,12 @@ def install_many(
     ]
 
 
-def load_entry(path: Path, scope: Scope) -> Entry | None:
-    """Load the skill at ``path`` as the registry would."""
+def load_entry(path: Path, scope: Scope, cwd: Path | None = None) -> Entry | None:
+    """The entry of the skill at ``path``: the registry's (with its enabled state) when it is
+    the visible one, else loaded directly (a project skill shadows a global one)."""
+    visible = view(cwd).by_key.get(path.name)
+    if visible is not None and visible.path == path:
+        return visible
     sig = file_sig(path / "SKILL.md")
     if sig is None:
         return None

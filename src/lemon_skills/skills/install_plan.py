@@ -191,7 +191,7 @@ def spec_from_record(rec: Mapping[str, Any]) -> SourceSpec:
 def new_findings(rec: Mapping[str, Any], report: AuditReport) -> tuple[AuditFinding, ...]:
     """Findings of ``report`` that the locked install did not have (by fingerprint)."""
     old = (rec.get("audit") or {}).get("findings") or []
-    seen = {f"{f.get('rule')}|{f.get('file') or ''}|{f.get('excerpt', '')}" for f in old}
+    seen = {AuditFinding.from_dict(f).fingerprint for f in old if isinstance(f, dict)}
     return tuple(f for f in report.findings if f.fingerprint not in seen)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,6 +36,8 @@ from .sources import Fetched, SourceSpec, source_for
 #: Directory names searched for skills when a source's root is not itself a skill.
 _CONTAINERS = ("skills", ".agents/skills", ".claude/skills")
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
+#: Leftover staging/backup directories older than this belong to a process that died.
+STALE_AFTER_S = 24 * 3600
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,14 +61,26 @@ class Policy:
 
 @contextlib.contextmanager
 def staging(skill_root: Path) -> Iterator[Path]:
-    """A private scratch directory next to the destination, removed whatever happens."""
+    """A private scratch directory next to the destination, removed whatever happens.
+
+    Staging and backup directories a killed process left behind are swept first.
+    """
     skill_root.mkdir(parents=True, exist_ok=True)
+    _sweep(skill_root, time.time() - STALE_AFTER_S)
     path = skill_root / f".staging-{secrets.token_hex(6)}"
     path.mkdir(mode=0o700)
     try:
         yield path
     finally:
         _fs.remove_tree(path)
+
+
+def _sweep(skill_root: Path, cutoff: float) -> None:
+    for p in skill_root.iterdir():
+        if p.name.startswith((".staging-", ".backup-")):
+            with contextlib.suppress(OSError):
+                if p.lstat().st_mtime < cutoff:
+                    _fs.remove_tree(p)
 
 
 def fetch(spec: SourceSpec, stage: Path, progress: ProgressFn | None) -> Fetched:
@@ -262,10 +277,16 @@ def activate_all(
         ConfigError: the lockfile is corrupt (everything was rolled back).
     """
     trust = source_for(staged[0].plan.spec).trust if staged else "community"
-    previous = lockfile.records(lock) if staged else {}
     recs = []
-    with Activation(lock) as act:
+    # Serialise activations in a scope so two installs of one key cannot both "win".
+    with _fs.locked(lock.with_name(".skill-install")), Activation(lock) as act:
+        previous = lockfile.records(lock)
         for s, how in zip(staged, decisions, strict=True):
+            if not s.plan.replaces and os.path.lexists(s.plan.destination):
+                raise InstallError(
+                    f"skill {s.plan.key!r} was installed at {s.plan.destination} meanwhile",
+                    hint="pass --force to replace it",
+                )
             rec = lock_record(
                 s.plan,
                 s.report,

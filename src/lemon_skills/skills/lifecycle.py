@@ -234,7 +234,7 @@ def _update(
         previous_commit=old,
         commit=fetched.commit,
         report=staged.report,
-        entry=load_entry(dest, sc),
+        entry=load_entry(dest, sc, where),
     )
 
 
