@@ -67,6 +67,7 @@ def test_on_a_terminal_yes_installs_and_the_clone_shows_progress(tmp_path, agent
     rc, out = _run_on_tty(["skill", "install", repo.url], answer="y")
     assert rc == 0, out
     assert "objects" in out and "\r" in out  # git's progress meter, redrawn in place
+    assert "\rinstall skill 'alpha' (global)" in out  # the meter is erased before the prompt
     assert (
         f"installed alpha (global) at {agent_dir / 'skill' / 'alpha'} @ {repo.head()[:12]}" in out
     )

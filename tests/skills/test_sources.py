@@ -244,3 +244,19 @@ def test_sources_path_helper_is_not_confused_by_hash_in_local_paths(tmp_path):
     d.mkdir()
     spec = resolve(str(d))
     assert (spec.kind, spec.subdir, Path(spec.location).name) == ("local", "", "a#b")
+
+
+def test_github_web_urls_of_a_folder_or_skill_file_are_understood():
+    spec = resolve("https://github.com/acme/skills/tree/main/skills/pdf")
+    assert (spec.kind, spec.location, spec.ref, spec.subdir) == (
+        "git",
+        "https://github.com/acme/skills.git",
+        "main",
+        "skills/pdf",
+    )
+    blob = resolve("https://github.com/acme/skills/blob/v1.2/skills/pdf/SKILL.md")
+    assert (blob.ref, blob.subdir) == ("v1.2", "skills/pdf")
+    with pytest.raises(SourceError, match="already names a ref"):
+        resolve("https://github.com/acme/skills/tree/main/x", ref="dev")
+    with pytest.raises(SourceError, match="inside the source"):
+        resolve("https://github.com/acme/skills/tree/main/../../etc")

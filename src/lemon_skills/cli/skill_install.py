@@ -7,6 +7,7 @@ so ``lemon skill list`` does not pay for the installer at start-up.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 from collections.abc import Callable
@@ -30,8 +31,10 @@ def interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
-def prompt_approver(request: ApprovalRequest) -> bool:
+def prompt_approver(request: ApprovalRequest, progress: ProgressLine | None = None) -> bool:
     """Show the request on stderr and ask y/N (default no)."""
+    if progress is not None:
+        progress.done()
     click.echo(request.describe(), err=True)
     verb = request.operation.capitalize()
     return click.confirm(f"{verb} {request.key!r}?", default=False, err=True)
@@ -49,10 +52,11 @@ class ProgressLine:
         self.used = True
 
     def done(self) -> None:
-        """Erase the line."""
+        """Erase the line (before a prompt or the final output)."""
         if self.used:
             width = shutil.get_terminal_size((80, 24)).columns - 1
             click.echo("\r" + " " * width + "\r", err=True, nl=False)
+            self.used = False
 
 
 def approval_options(f: F) -> F:
@@ -117,7 +121,9 @@ def install_cmd(
             cwd=cwd,
             scope="project" if project else "global",
             approve=kw["yes"],
-            approver=prompt_approver if interactive() else None,
+            approver=functools.partial(prompt_approver, progress=progress)
+            if interactive()
+            else None,
             allow_warnings=kw["allow_warnings"],
             force=kw["force"],
             ref=kw["ref"],
@@ -137,6 +143,15 @@ def install_cmd(
         at = f" @ {r.record['commit'][:12]}" if r.record.get("commit") else ""
         click.echo(f"installed {r.key} ({r.scope}) at {r.path}{at}")
         _render_audit(r.report)
+        _warn_if_shadowed(r.key, r.path, cwd)
+
+
+def _warn_if_shadowed(key: str, path: Path, cwd: Path | None) -> None:
+    from ..skills.api import get
+
+    visible = get(key, cwd=cwd)
+    if visible is not None and visible.path != path:
+        warn(f"{key} is shadowed here by the {visible.source} skill at {visible.path}")
 
 
 def _render_audit(report: AuditReport) -> None:

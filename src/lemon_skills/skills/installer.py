@@ -21,7 +21,7 @@ from typing import Any
 
 from .. import _fs
 from .._proc import ProgressFn
-from ..errors import InstallError, ManifestError
+from ..errors import InstallError, LemonSkillsError, ManifestError
 from . import lockfile
 from .approval import ApprovalRequest, ApprovedBy, Approver, decide
 from .audit import audit
@@ -217,15 +217,28 @@ class Activation:
         self._records.append((key, lockfile.put(self.lock, key, rec)))
 
     def rollback(self) -> None:
-        """Restore every lock record and directory touched so far, newest first."""
+        """Restore every lock record and directory touched so far, newest first.
+
+        Each step is attempted even if an earlier one fails, so the directories always come
+        back; the first failure is re-raised afterwards.
+        """
+        errors: list[Exception] = []
         for key, previous in reversed(self._records):
-            lockfile.put(self.lock, key, previous)
+            try:
+                lockfile.put(self.lock, key, previous)
+            except (LemonSkillsError, OSError) as exc:
+                errors.append(exc)
         for dest, backup in reversed(self._moved):
-            _fs.remove_tree(dest)
-            if backup is not None:
-                os.rename(backup, dest)
+            try:
+                _fs.remove_tree(dest)
+                if backup is not None:
+                    os.rename(backup, dest)
+            except OSError as exc:
+                errors.append(exc)
         self._records.clear()
         self._moved.clear()
+        if errors:
+            raise errors[0]
 
     def commit(self) -> None:
         """Drop the backups: the change is final."""

@@ -1,4 +1,12 @@
-"""The install lock ``skills.lock.json``: provenance and audit verdict of installed skills."""
+"""The install lock ``skills.lock.json``: provenance and audit verdict of installed skills.
+
+One file per scope, ``{"version": 1, "skills": {key: record}}``. A record (written by the
+installer) holds: ``key``, ``source`` (as typed), ``kind`` (local, git, github), ``location``
+(path or URL), ``ref``, ``path`` (subdirectory inside the source), ``commit``,
+``content_hash`` (SKILL.md), ``bundle_hash``, ``files`` (per-file sha256), ``scripts``,
+``trust``, ``audit`` (``verdict``, ``scanner``, ``findings``), ``approved_by``,
+``installed_at`` and ``updated_at`` (ISO 8601, UTC).
+"""
 
 from __future__ import annotations
 

@@ -51,6 +51,10 @@ def source_for(spec: SourceSpec) -> Source:
 _SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!//)[^\s]+$")
 _GH = re.compile(r"^gh:([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})?)/([A-Za-z0-9._-]{1,100})$")
+#: A folder or file URL copied from GitHub's web UI: ``.../OWNER/REPO/tree/REF/SUB/DIR``.
+_GH_WEB = re.compile(
+    r"^https://github\.com/([A-Za-z0-9-]{1,39})/([A-Za-z0-9._-]{1,100})/(tree|blob)/([^/]+)(?:/(.*))?$"
+)
 
 
 def resolve(
@@ -72,6 +76,9 @@ def resolve(
         )
     check_ref(ref)
     spec = _parse(text, cwd)
+    if ref is not None and spec.ref is not None:
+        raise SourceError(f"{text!r} already names a ref ({spec.ref}); drop --ref")
+    check_ref(spec.ref)
     if path is not None:
         if spec.subdir:
             raise SourceError(f"{text!r} already names a subdirectory; drop --path or the '#'")
@@ -90,6 +97,14 @@ def _with_ref(spec: SourceSpec, ref: str | None) -> SourceSpec:
 
 
 def _parse(text: str, cwd: Path | None) -> SourceSpec:
+    web = _GH_WEB.match(text)
+    if web:
+        owner, repo, kind, ref, sub = web.groups()
+        sub = (sub or "").strip("/")
+        if kind == "blob":  # a link to the SKILL.md itself
+            sub = sub.rpartition("/")[0]
+        url = f"https://github.com/{owner}/{repo.removesuffix('.git')}.git"
+        return SourceSpec(raw=text, kind="git", location=url, ref=ref, subdir=sub)
     body, _, frag = text.partition("#") if _looks_remote(text) else (text, "", "")
     if body.startswith("git+"):
         return _git(text, body[len("git+") :], frag)
