@@ -7,10 +7,11 @@ so ``lemon skill list`` does not pay for the installer at start-up.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,7 +20,7 @@ import click
 from ._output import colour, cwd_option, emit_json, json_option, note, warn
 
 if TYPE_CHECKING:
-    from ..skills.approval import ApprovalRequest
+    from ..skills.approval import ApprovalRequest, Approver
     from ..skills.audit_model import AuditReport
     from ..skills.lifecycle import UpdateResult
 
@@ -57,6 +58,18 @@ class ProgressLine:
             width = shutil.get_terminal_size((80, 24)).columns - 1
             click.echo("\r" + " " * width + "\r", err=True, nl=False)
             self.used = False
+
+
+@contextlib.contextmanager
+def terminal() -> Iterator[tuple[ProgressLine | None, Approver | None]]:
+    """The progress line (stderr is a terminal) and y/N approver (a person can answer)."""
+    progress = ProgressLine() if sys.stderr.isatty() else None
+    approver = functools.partial(prompt_approver, progress=progress) if interactive() else None
+    try:
+        yield progress, approver
+    finally:
+        if progress is not None:
+            progress.done()
 
 
 def approval_options(f: F) -> F:
@@ -114,16 +127,13 @@ def install_cmd(
     """
     from ..skills.install_api import install_many
 
-    progress = ProgressLine() if sys.stderr.isatty() else None
-    try:
+    with terminal() as (progress, approver):
         results = install_many(
             source,
             cwd=cwd,
             scope="project" if project else "global",
             approve=kw["yes"],
-            approver=functools.partial(prompt_approver, progress=progress)
-            if interactive()
-            else None,
+            approver=approver,
             allow_warnings=kw["allow_warnings"],
             force=kw["force"],
             ref=kw["ref"],
@@ -133,9 +143,6 @@ def install_cmd(
             name=kw["name"],
             progress=progress,
         )
-    finally:
-        if progress is not None:
-            progress.done()
     if kw["as_json"]:
         emit_json([r.to_dict() for r in results])
         return
@@ -178,15 +185,17 @@ def update_cmd(key: str | None, all_: bool, cwd: Path | None, **kw: Any) -> None
 
     if (key is None) == (not all_):
         raise click.UsageError("name a skill to update, or pass --all")
-    opts: dict[str, Any] = {
-        "cwd": cwd,
-        "scope": _scope(kw["project"], kw["global_only"]),
-        "approve": kw["yes"],
-        "approver": prompt_approver if interactive() else None,
-        "allow_warnings": kw["allow_warnings"],
-        "force": kw["force"],
-    }
-    results = update_all(**opts) if key is None else [update(key, **opts)]
+    with terminal() as (progress, approver):
+        opts: dict[str, Any] = {
+            "cwd": cwd,
+            "scope": _scope(kw["project"], kw["global_only"]),
+            "approve": kw["yes"],
+            "approver": approver,
+            "allow_warnings": kw["allow_warnings"],
+            "force": kw["force"],
+            "progress": progress,
+        }
+        results = update_all(**opts) if key is None else [update(key, **opts)]
     if kw["as_json"]:
         emit_json([r.to_dict() for r in results])
     else:
@@ -213,7 +222,11 @@ def _render_update(r: UpdateResult) -> None:
 @scope_options
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation on a terminal.")
 def uninstall_cmd(key: str, cwd: Path | None, project: bool, global_only: bool, yes: bool) -> None:
-    """Remove a skill, its lock record and its enable/disable entries."""
+    """Remove a skill, its lock record and its enable/disable entries.
+
+    On a terminal you are asked first (skip with --yes). Skills in directories other tools
+    manage (~/.agents/skills) are left alone.
+    """
     from ..skills.lifecycle import uninstall
 
     ask = prompt_approver if interactive() and not yes else None

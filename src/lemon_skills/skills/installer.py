@@ -23,9 +23,9 @@ from .. import _fs
 from .._proc import ProgressFn
 from ..errors import InstallError, LemonSkillsError, ManifestError
 from . import lockfile
-from .approval import ApprovalRequest, ApprovedBy, Approver, decide
+from .approval import ApprovalRequest, ApprovedBy, Approver, Operation, decide
 from .audit import audit
-from .audit_model import AuditReport
+from .audit_model import AuditFinding, AuditReport
 from .bundle import collect
 from .install_plan import Found, InstallPlan, lock_record
 from .lint import lint_text
@@ -163,14 +163,14 @@ def stage_skill(plan: InstallPlan, root: Path) -> Staged:
 def request_for(
     staged: Staged,
     *,
-    operation: str = "install",
+    operation: Operation = "install",
     commit: str | None,
-    new: tuple[Any, ...] | None = None,
+    new: tuple[AuditFinding, ...] | None = None,
 ) -> ApprovalRequest:
-    """The approval request of a staged skill."""
+    """The approval request of a staged skill; ``new`` defaults to every finding."""
     r = staged.report
     return ApprovalRequest(
-        operation="update" if operation == "update" else "install",
+        operation=operation,
         key=staged.plan.key,
         source=staged.plan.spec.raw,
         destination=staged.plan.destination,
