@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -28,7 +29,7 @@ def test_install_from_a_local_directory_registers_and_locks_the_skill(tmp_path, 
     assert lock["version"] == 1
     assert rec["kind"] == "local" and rec["source"] == str(src) and rec["trust"] == "trusted"
     assert rec["audit"]["verdict"] == "pass" and rec["audit"]["findings"] == []
-    assert rec["content_hash"] == entry.content_hash
+    assert rec["content_hash"] == hashlib.sha256(entry.skill_file.read_bytes()).hexdigest()
     assert set(rec["files"]) == {"SKILL.md", "scripts/run.sh"}
     assert rec["scripts"] == ["scripts/run.sh"] and rec["approved_by"] == "approve-flag"
     assert rec["installed_at"] == rec["updated_at"]

@@ -94,7 +94,7 @@ def bundle_hash(hashes: Mapping[str, str]) -> str:
 
 
 def content_hash(files: Mapping[str, bytes]) -> str:
-    """sha256 of SKILL.md (the same value discovery puts in ``Entry.content_hash``)."""
+    """sha256 of the bundle's SKILL.md."""
     return hashlib.sha256(files.get("SKILL.md", b"")).hexdigest()
 
 
