@@ -12,6 +12,7 @@ from pathlib import Path
 from lemon_skills.cli import main
 from tests.helpers.git import make_repo, skill_md
 from tests.helpers.install import local_skill
+from tests.helpers.skills import write_skill
 
 
 def _run_on_tty(args: list[str], answer: str | None = None, timeout: float = 60) -> tuple[int, str]:
@@ -149,3 +150,11 @@ def test_uninstall_on_a_terminal_asks_first(tmp_path, agent_dir):
     assert rc == 1 and "Uninstall 'pdf-tools'?" in out
     assert (agent_dir / "skill" / "pdf-tools").exists()
     assert Path(agent_dir / "skills.lock.json").exists()
+
+
+def test_installing_a_skill_shadowed_here_warns(tmp_path, project, project_skills, capsys):
+    write_skill(project_skills, "pdf-tools")
+    assert (
+        main(["skill", "install", str(local_skill(tmp_path)), "--yes", "--cwd", str(project)]) == 0
+    )
+    assert "shadowed here by the project skill" in capsys.readouterr().err

@@ -12,6 +12,7 @@ from lemon_skills.skills.approval import ApprovalRequest
 from lemon_skills.skills.install_api import install_many
 from tests.helpers.git import make_repo, skill_md
 from tests.helpers.install import Recorder, leftovers, local_skill, read_lock, tree
+from tests.helpers.skills import write_skill
 
 #: The loopback git servers (git_http, git_daemon, github).
 pytest_plugins = ("tests.helpers.git_fixtures",)
@@ -295,3 +296,12 @@ def test_the_installed_entry_keeps_its_disabled_state_after_a_forced_reinstall(t
     lemon_skills.install(src, approve=True)
     lemon_skills.disable("pdf-tools")
     assert lemon_skills.install(src, approve=True, force=True).enabled is False
+
+
+def test_installing_a_global_skill_shadowed_by_a_project_one_returns_the_installed_one(
+    tmp_path, project, project_skills
+):
+    write_skill(project_skills, "pdf-tools", description="The project's own PDF skill.")
+    entry = lemon_skills.install(str(local_skill(tmp_path)), cwd=project, approve=True)
+    assert entry.source == "global" and entry.description == "Handle test things with care."
+    assert lemon_skills.get("pdf-tools", cwd=project).source == "project"

@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from .._proc import ProgressFn
-from ..errors import InstallError
+from ..errors import InstallError, ManifestError
 from ..paths import Scope, resolve_cwd, scope_skill_dir
 from . import installer, lockfile
 from .api import view
 from .approval import Approver
 from .audit_model import AuditReport
-from .discovery import Candidate, file_sig, load_candidate
 from .install_plan import choose, plan_install
 from .installer import Policy
+from .manifest import parse_skill
 from .model import Entry
 from .sources import resolve
 
@@ -177,14 +177,25 @@ def install_many(
 
 def load_entry(path: Path, scope: Scope, cwd: Path | None = None) -> Entry | None:
     """The entry of the skill at ``path``: the registry's (with its enabled state) when it is
-    the visible one, else loaded directly (a project skill shadows a global one)."""
+    the visible one, else parsed directly (a project skill may shadow a global one)."""
     visible = view(cwd).by_key.get(path.name)
     if visible is not None and visible.path == path:
         return visible
-    sig = file_sig(path / "SKILL.md")
-    if sig is None:
+    try:
+        parsed = parse_skill((path / "SKILL.md").read_text(encoding="utf-8"), path=path)
+    except (OSError, UnicodeDecodeError, ManifestError):
         return None
-    return load_candidate(Candidate(path.name, path, path.parent, scope, sig)).entry
+    m = parsed.manifest
+    return Entry(
+        key=path.name,
+        name=m.name or path.name,
+        description=m.description,
+        source=scope,
+        path=path,
+        manifest=m,
+        body=parsed.body,
+        search_dir=path.parent,
+    )
 
 
 def _invalidate() -> None:
