@@ -193,7 +193,7 @@ def serve_http(root: Path) -> Iterator[Served]:
     """Serve bare repositories under ``root`` over smart HTTP on 127.0.0.1."""
     handler = type("Handler", (_CgiHandler,), {"project_root": root})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield Served(f"http://127.0.0.1:{server.server_address[1]}/", root)
