@@ -6,7 +6,6 @@ when invoked, so ``lemon skill find`` never pays for the MCP SDK's import time.
 
 from __future__ import annotations
 
-import importlib
 import platform
 import sys
 import traceback
@@ -17,6 +16,7 @@ import click
 
 from ..errors import LemonSkillsError
 from ..paths import agent_dir
+from ._lazy import LazyGroup
 
 #: command name -> "module:attribute" of a click command, imported on first use.
 COMMANDS: dict[str, str] = {
@@ -24,25 +24,6 @@ COMMANDS: dict[str, str] = {
     "prompt": "lemon_skills.cli.prompt:prompt",
     "approvals": "lemon_skills.cli.approvals:approvals",
 }
-
-
-class LazyGroup(click.Group):
-    """A click group whose subcommands are imported only when used."""
-
-    def __init__(self, *args: object, lazy: dict[str, str], **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._lazy = lazy
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self._lazy})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in self._lazy:
-            module, _, attr = self._lazy[cmd_name].partition(":")
-            cmd = getattr(importlib.import_module(module), attr)
-            assert isinstance(cmd, click.Command)
-            return cmd
-        return super().get_command(ctx, cmd_name)
 
 
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})

@@ -9,10 +9,22 @@ import click
 from ..skills import api
 from ..skills.doctor import doctor as run_doctor
 from ..skills.lint import lint_file, skill_files
+from ._lazy import LazyGroup
 from ._output import colour, cwd_option, emit_json, json_option, note, table, warn
 
+#: ``lemon skill`` subcommands living in their own modules, imported only when used.
+SUBCOMMANDS: dict[str, str] = {
+    "curator": "lemon_skills.cli.skill_curator:curator",
+    "events": "lemon_skills.cli.skill_usage:events_cmd",
+    "install": "lemon_skills.cli.skill_install:install_cmd",
+    "uninstall": "lemon_skills.cli.skill_install:uninstall_cmd",
+    "update": "lemon_skills.cli.skill_install:update_cmd",
+    "usage": "lemon_skills.cli.skill_usage:usage_cmd",
+    "verify": "lemon_skills.cli.skill_install:verify_cmd",
+}
 
-@click.group(invoke_without_command=True)
+
+@click.group(cls=LazyGroup, lazy=SUBCOMMANDS, invoke_without_command=True)
 @click.pass_context
 def skill(ctx: click.Context) -> None:
     """Find, inspect, enable and lint skills (SKILL.md folders).
@@ -196,13 +208,3 @@ def doctor(key: str | None = None, cwd: Path | None = None, as_json: bool = Fals
             click.echo(f"  - {reason}")
     if key is not None and reports and reports[0].state == "missing":
         raise click.exceptions.Exit(1)
-
-
-from .skill_usage import events_cmd, usage_cmd  # noqa: E402
-
-skill.add_command(events_cmd)
-skill.add_command(usage_cmd)
-
-from .skill_curator import curator  # noqa: E402
-
-skill.add_command(curator)

@@ -1,0 +1,204 @@
+"""The install facade: ``install``, ``update``, ``uninstall`` and ``verify``.
+
+Global scope by default (``<agent dir>/skill``); ``global_=False`` or ``scope="project"``
+installs into ``<cwd>/.lemon/skill``. See ``approval`` for how changes are approved.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .._proc import ProgressFn
+from ..errors import InstallError, ManifestError
+from ..paths import Scope, resolve_cwd, scope_skill_dir
+from . import installer, lockfile
+from .api import view
+from .approval import Approver
+from .audit_model import AuditReport
+from .install_plan import choose, plan_install
+from .installer import Policy
+from .manifest import parse_skill
+from .model import Entry
+from .sources import resolve
+
+PathArg = str | os.PathLike[str] | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InstallResult:
+    """One installed skill: where it is, its entry, its audit and its lock record."""
+
+    key: str
+    scope: Scope
+    path: Path
+    entry: Entry | None
+    report: AuditReport
+    record: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "key": self.key,
+            "scope": self.scope,
+            "path": str(self.path),
+            "commit": self.record.get("commit"),
+            "audit": self.report.to_dict(),
+            "approved_by": self.record.get("approved_by"),
+        }
+
+
+def explicit_scope(global_: bool | None, scope: Scope | None) -> Scope | None:
+    """The scope named by the facade's ``global_``/``scope`` keywords, or None."""
+    if scope is not None:
+        return scope
+    if global_ is None:
+        return None
+    return "global" if global_ else "project"
+
+
+def install(
+    source: str,
+    *,
+    cwd: PathArg = None,
+    global_: bool | None = True,
+    scope: Scope | None = None,
+    approve: bool = False,
+    approver: Approver | None = None,
+    allow_warnings: bool = False,
+    force: bool = False,
+    ref: str | None = None,
+    path: str | None = None,
+    skill: str | None = None,
+    name: str | None = None,
+    progress: ProgressFn | None = None,
+) -> Entry:
+    """Install one skill from a local directory, a git URL or ``gh:owner/repo``.
+
+    ``skill`` picks one from a source holding several; ``name`` installs it under another
+    key. Returns the installed entry.
+
+    Raises:
+        SourceError: the source cannot be resolved or fetched, or holds no (or several) skills.
+        InstallError: the key is taken (pass ``force=True``), the name is unsafe, or
+            activation failed; nothing was changed.
+        TrustPolicyViolation: the audit blocked it or approval was denied or missing.
+    """
+    results = install_many(
+        source,
+        cwd=cwd,
+        global_=global_,
+        scope=scope,
+        approve=approve,
+        approver=approver,
+        allow_warnings=allow_warnings,
+        force=force,
+        ref=ref,
+        path=path,
+        skills=[skill] if skill else [],
+        name=name,
+        progress=progress,
+    )
+    entry = results[0].entry
+    if entry is None:
+        raise InstallError(f"installed {results[0].path} but it does not load as a skill")
+    return entry
+
+
+def install_many(
+    source: str,
+    *,
+    cwd: PathArg = None,
+    global_: bool | None = True,
+    scope: Scope | None = None,
+    approve: bool = False,
+    approver: Approver | None = None,
+    allow_warnings: bool = False,
+    force: bool = False,
+    ref: str | None = None,
+    path: str | None = None,
+    skills: Sequence[str] = (),
+    all_: bool = False,
+    name: str | None = None,
+    progress: ProgressFn | None = None,
+    now: datetime | None = None,
+) -> list[InstallResult]:
+    """Install the chosen skills (``skills``, or ``all_``) of a source as one transaction.
+
+    Every skill is audited and approved before any is activated; if one fails, none is
+    installed. Raises as ``install``.
+    """
+    where = resolve_cwd(cwd)
+    sc = explicit_scope(global_, scope) or "global"
+    spec = resolve(source, ref=ref, path=path, cwd=where)
+    skill_root = scope_skill_dir(sc, where)
+    policy = Policy(approve=approve, approver=approver, allow_warnings=allow_warnings)
+    with installer.staging(skill_root) as stage:
+        fetched = installer.fetch(spec, stage, progress)
+        chosen = choose(
+            installer.find_skills(fetched.root), wanted=skills, all_=all_, source=spec.raw
+        )
+        existing = {p.name for p in skill_root.iterdir() if not p.name.startswith(".")}
+        plans = plan_install(
+            chosen,
+            spec=spec,
+            scope=sc,
+            skill_root=skill_root,
+            existing=existing,
+            force=force,
+            name=name,
+        )
+        staged = [installer.stage_skill(p, fetched.root) for p in plans]
+        decisions = installer.approve_all(staged, policy, commit=fetched.commit)
+        records = installer.activate_all(
+            staged,
+            decisions,
+            lock=lockfile.lock_path(sc, where),
+            commit=fetched.commit,
+            now=now or datetime.now(UTC),
+        )
+    installer.invalidate_registry()
+    return [
+        InstallResult(
+            key=s.plan.key,
+            scope=sc,
+            path=s.plan.destination,
+            entry=load_entry(s.plan.destination, sc, where),
+            report=s.report,
+            record=rec,
+        )
+        for s, rec in zip(staged, records, strict=True)
+    ]
+
+
+def load_entry(path: Path, scope: Scope, cwd: Path | None = None) -> Entry | None:
+    """The entry of the skill at ``path``: the registry's (with its enabled state) when it is
+    the visible one, else parsed directly (a project skill may shadow a global one)."""
+    visible = view(cwd).by_key.get(path.name)
+    if visible is not None and visible.path == path:
+        return visible
+    try:
+        parsed = parse_skill((path / "SKILL.md").read_text(encoding="utf-8"), path=path)
+    except (OSError, UnicodeDecodeError, ManifestError):
+        return None
+    m = parsed.manifest
+    return Entry(
+        key=path.name,
+        name=m.name or path.name,
+        description=m.description,
+        source=scope,
+        path=path,
+        manifest=m,
+        body=parsed.body,
+        search_dir=path.parent,
+    )
+
+
+def _invalidate() -> None:
+    from .registry import default_registry
+
+    default_registry().invalidate()
