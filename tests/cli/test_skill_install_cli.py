@@ -158,3 +158,59 @@ def test_installing_a_skill_shadowed_here_warns(tmp_path, project, project_skill
         main(["skill", "install", str(local_skill(tmp_path)), "--yes", "--cwd", str(project)]) == 0
     )
     assert "shadowed here by the project skill" in capsys.readouterr().err
+
+
+def _queued_install(tmp_path, decision: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """Install with --wait-approval in one process and decide from another, as an operator."""
+    from lemon_skills import approvals
+
+    src = local_skill(tmp_path, "queued-skill")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lemon_skills",
+            "skill",
+            "install",
+            str(src),
+            "--wait-approval",
+            "60",
+            "--json",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    pending = []
+    while not pending and time.monotonic() < deadline and proc.poll() is None:
+        pending = [a for a in approvals.default_store().list() if a.tool == "skill_install"]
+        time.sleep(0.05)
+    assert pending, proc.communicate()[1]
+    decided = subprocess.run(
+        [sys.executable, "-m", "lemon_skills", "approvals", decision, pending[0].id],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert decided.returncode == 0, decided.stderr
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), dict(
+        pending[0].action
+    )
+
+
+def test_wait_approval_installs_once_another_process_approves(tmp_path, agent_dir):
+    done, action = _queued_install(tmp_path, "approve")
+    assert done.returncode == 0, done.stderr
+    assert action["key"] == "queued-skill" and action["verdict"] == "pass"
+    assert (agent_dir / "skill" / "queued-skill" / "SKILL.md").is_file()
+    assert "lemon approvals approve" in done.stderr
+
+
+def test_wait_approval_denied_installs_nothing(tmp_path, agent_dir):
+    done, _ = _queued_install(tmp_path, "deny")
+    assert done.returncode == 1
+    assert "denied" in done.stderr
+    assert not (agent_dir / "skill" / "queued-skill").exists()

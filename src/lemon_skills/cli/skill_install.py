@@ -61,10 +61,22 @@ class ProgressLine:
 
 
 @contextlib.contextmanager
-def terminal() -> Iterator[tuple[ProgressLine | None, Approver | None]]:
-    """The progress line (stderr is a terminal) and y/N approver (a person can answer)."""
+def terminal(
+    wait_approval: float | None = None,
+) -> Iterator[tuple[ProgressLine | None, Approver | None]]:
+    """The progress line (stderr is a terminal) and the approver.
+
+    ``wait_approval`` queues the request in the approvals store and waits that many seconds
+    for an operator; otherwise a person at a terminal is asked y/N.
+    """
     progress = ProgressLine() if sys.stderr.isatty() else None
-    approver = functools.partial(prompt_approver, progress=progress) if interactive() else None
+    approver: Approver | None = None
+    if wait_approval is not None:
+        from ..skills.approval import queued_approver
+
+        approver = queued_approver(timeout=wait_approval, on_pending=_announce_pending)
+    elif interactive():
+        approver = functools.partial(prompt_approver, progress=progress)
     try:
         yield progress, approver
     finally:
@@ -72,8 +84,23 @@ def terminal() -> Iterator[tuple[ProgressLine | None, Approver | None]]:
             progress.done()
 
 
+def _announce_pending(approval: Any) -> None:
+    note(
+        f"waiting for approval {approval.id}: run `lemon approvals show {approval.id}`, then "
+        f"`lemon approvals approve {approval.id}` or `deny {approval.id}`"
+    )
+
+
 def approval_options(f: F) -> F:
-    """``--yes`` and ``--allow-warnings``."""
+    """``--yes``, ``--allow-warnings`` and ``--wait-approval``."""
+    f = click.option(
+        "--wait-approval",
+        type=click.FloatRange(min=1),
+        default=None,
+        metavar="SECONDS",
+        help="Queue the approval for `lemon approvals approve ID` (another terminal or a host) "
+        "and wait up to SECONDS for it.",
+    )(f)
     f = click.option(
         "--allow-warnings",
         is_flag=True,
@@ -127,7 +154,7 @@ def install_cmd(
     """
     from ..skills.install_api import install_many
 
-    with terminal() as (progress, approver):
+    with terminal(kw.get("wait_approval")) as (progress, approver):
         results = install_many(
             source,
             cwd=cwd,
@@ -185,7 +212,7 @@ def update_cmd(key: str | None, all_: bool, cwd: Path | None, **kw: Any) -> None
 
     if (key is None) == (not all_):
         raise click.UsageError("name a skill to update, or pass --all")
-    with terminal() as (progress, approver):
+    with terminal(kw.get("wait_approval")) as (progress, approver):
         opts: dict[str, Any] = {
             "cwd": cwd,
             "scope": _scope(kw["project"], kw["global_only"]),

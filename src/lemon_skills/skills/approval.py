@@ -13,10 +13,13 @@ The library never prompts. Callers pass ``approve=True`` (pre-approval of a clea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from .. import approvals
+from ..approvals import Approval, ApprovalContext
 from ..errors import TrustPolicyViolation
 from ..paths import Scope
 from .audit_model import AuditFinding, FileInfo, Verdict
@@ -131,13 +134,44 @@ def decide(
         raise TrustPolicyViolation(
             f"skill {request.key!r} has security audit warnings that need review: "
             + _top(request.new_findings),
-            hint="run on a terminal to review and confirm, or pass --allow-warnings "
-            "(allow_warnings=True) together with --yes to accept them",
+            hint="run on a terminal to review and confirm, pass --wait-approval to queue it "
+            "for `lemon approvals approve`, or pass --allow-warnings (allow_warnings=True) "
+            "together with --yes to accept them",
         )
     raise TrustPolicyViolation(
         f"skill {request.operation} of {request.key!r} needs approval",
-        hint="run on a terminal to review and confirm, or pass --yes (approve=True)",
+        hint="run on a terminal to review and confirm, pass --yes (approve=True), or pass "
+        "--wait-approval to queue it for `lemon approvals approve`",
     )
+
+
+def queued_approver(
+    *,
+    timeout: float,
+    context: ApprovalContext | None = None,
+    on_pending: Callable[[Approval], None] | None = None,
+) -> Approver:
+    """An ``Approver`` that records a pending approval and waits for an operator.
+
+    The request lands in the approvals store (``lemon approvals list``) as tool
+    ``skill_<operation>`` with the ``ApprovalRequest`` as its payload; another process or a host
+    approves or denies it. No answer within ``timeout`` seconds counts as a denial.
+    """
+
+    def approve(request: ApprovalRequest) -> bool:
+        store = approvals.default_store()
+        pending = store.create(
+            f"skill_{request.operation}",
+            request.to_dict(),
+            rationale=request.describe(),
+            context=context,
+            expires_in=timeout,
+        )
+        if on_pending is not None:
+            on_pending(pending)
+        return store.wait(pending.id, timeout=timeout).approved
+
+    return approve
 
 
 def _top(findings: tuple[AuditFinding, ...], n: int = 3) -> str:
