@@ -17,6 +17,7 @@ from typing import Any, Final, Literal
 
 from ..errors import ManifestError, SkillWriteError
 from ..paths import is_transient_name
+from .audit import audit_dir
 from .lint import lint_text
 from .manifest import parse_skill, split_frontmatter
 from .textscan import find_invisible
@@ -167,11 +168,14 @@ def refuse_symlinks(skill_dir: Path, rel: str) -> None:
 def gate(skill_dir: Path, *, name: str) -> GateVerdict:
     """Decide whether the staged skill at ``skill_dir`` may be written.
 
-    Blocks on symlinks, unreadable SKILL.md, and invisible or direction-changing Unicode in any
-    text file (hidden instructions); lint errors are reported as warnings.
+    The install audit runs over the staged bundle: its blocking findings block the write and
+    its warnings are shown to the model. Agent writes are held to a stricter bar than installs
+    on one point: any invisible or direction-changing character in any text file blocks,
+    wherever it is. Lint errors are reported as warnings.
     """
-    blocking: list[str] = []
-    warnings: list[str] = []
+    report = audit_dir(skill_dir, name=name)
+    blocking: list[str] = [f.summary() for f in report.blocking]
+    warnings: list[str] = [f.summary() for f in report.findings if f.severity != "block"]
     for rel, path in _walk(skill_dir):
         if path.is_symlink():
             blocking.append(f"{rel} is a symlink; skills may only contain regular files")
@@ -190,6 +194,7 @@ def gate(skill_dir: Path, *, name: str) -> GateVerdict:
             )
     if not (skill_dir / SKILL_FILE).is_file():
         blocking.append(f"{SKILL_FILE} is missing")
+    blocking = list(dict.fromkeys(blocking))
     status: GateStatus = "block" if blocking else ("warn" if warnings else "pass")
     return GateVerdict(status=status, findings=(*blocking, *warnings), blocking=tuple(blocking))
 
