@@ -192,3 +192,9 @@ def doctor(key: str | None = None, cwd: Path | None = None, as_json: bool = Fals
             click.echo(f"  - {reason}")
     if key is not None and reports and reports[0].state == "missing":
         raise click.exceptions.Exit(1)
+
+
+from .skill_find import eval_cmd, find_cmd  # noqa: E402
+
+skill.add_command(find_cmd)
+skill.add_command(eval_cmd)

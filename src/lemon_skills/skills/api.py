@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import SkillNotFound
 from ..paths import Scope, resolve_cwd
-from . import enablement, lockfile, ranking
+from . import enablement, evaluation, index_cache, lockfile, ranking
 from . import prompt as prompt_mod
 from .model import Diagnostic, Entry
 from .registry import View, default_registry
@@ -124,23 +124,42 @@ def refresh(*, cwd: PathArg = None) -> None:
     default_registry().refresh()
 
 
+def ranking_index(v: View) -> ranking.Index:
+    """The search index of ``v``'s enabled skills, built once per registry state."""
+    index = v.memo.get("ranking_index")
+    if index is None:
+        index = index_cache.load_or_build(v.enabled())
+        v.memo["ranking_index"] = index
+    assert isinstance(index, ranking.Index)
+    return index
+
+
 def matches(
     query: str, *, cwd: PathArg = None, max_results: int = 3, refresh: bool = False
 ) -> list[ranking.Match]:
-    """Ranked matches with score parts (what ``find_relevant`` returns, explained)."""
-    v = view(cwd, refresh=refresh)
-    index = v.memo.get("ranking_index")
-    if index is None:
-        index = ranking.build_index(v.enabled())
-        v.memo["ranking_index"] = index
-    return ranking.rank(index, query, limit=max_results)
+    """Ranked matches with their score parts (what ``find_relevant`` returns, explained)."""
+    return ranking.rank(ranking_index(view(cwd, refresh=refresh)), query, limit=max_results)
 
 
 def find_relevant(
     query: str, *, cwd: PathArg = None, max_results: int = 3, refresh: bool = False
 ) -> list[Entry]:
-    """Enabled skills relevant to ``query``, best first; ``[]`` when none applies."""
+    """Enabled skills relevant to ``query``, best first; ``[]`` when none applies.
+
+    Deterministic. An empty query, one made only of stop words, or one no skill is about
+    gets ``[]``. On equal scores a project skill comes before a global one.
+    """
     return [m.entry for m in matches(query, cwd=cwd, max_results=max_results, refresh=refresh)]
+
+
+def evaluate_queries(
+    cases: Sequence[evaluation.Case], *, cwd: PathArg = None, max_results: int = 10
+) -> evaluation.Report:
+    """Run ``find_relevant`` on labelled queries and measure it (see ``evaluation``)."""
+    index = ranking_index(view(cwd))
+    return evaluation.evaluate(
+        cases, lambda q: [m.entry.key for m in ranking.rank(index, q, limit=max_results)]
+    )
 
 
 def prompt_catalogue(v: View) -> list[Entry]:
