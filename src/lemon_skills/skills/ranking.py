@@ -53,7 +53,7 @@ class QueryTerm:
     term: str
     weight: float  # 1 for a word as typed, less for a typo fix or a compound part
     credit: float  # IDF mass of the query words it stands for
-    source: str  # the query word(s) it came from, for explanations
+    source: str = ""  # the query word(s) it was derived from, when not typed as such
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,7 @@ def analyse(index: Index, query: str) -> Query:
     for s, w in dict(zip(stems, content, strict=True)).items():
         if s in index.postings:
             mass += index.idf[s]
-            add(QueryTerm(s, 1.0, index.idf[s], w))
+            add(QueryTerm(s, 1.0, index.idf[s]))
             continue
         parts = decompound(w, index.lexicon)
         alts = [p for p in parts if p in index.postings] if parts else _fuzzy(index, w)
@@ -173,9 +173,12 @@ def rank(index: Index, query: str, *, limit: int = 3) -> list[Match]:
         t.score += wts.exact_name
         t.strong += wts.exact_name
         t.covered = q.mass
+    # In units of the rarest possible term, so the thresholds mean the same for 5 skills
+    # as for 10,000.
+    unit = 1.0 / index.idf_of_unknown()
     scored = []
     for d, t in tallies.items():
-        scale = min(1.0, t.covered / q.mass) ** wts.coverage_power
+        scale = unit * min(1.0, t.covered / q.mass) ** wts.coverage_power
         scored.append((t.score * scale, t.strong * scale, d))
     scored.sort(key=lambda r: (-r[0], index.entries[r[2]].source != "project", r[2]))
     if not scored or (scored[0][1] < wts.accept_strong and scored[0][0] < wts.accept_score):
@@ -191,21 +194,23 @@ def rank(index: Index, query: str, *, limit: int = 3) -> list[Match]:
 def explain(index: Index, q: Query, doc: int, *, score: float, strong: float) -> dict[str, float]:
     """The parts of one skill's score: each term, phrases, exact name, coverage, total.
 
-    Term and phrase parts are before the coverage scaling; ``score`` is after it.
+    Parts are in units of the rarest possible term. Term and phrase parts are before the
+    coverage scaling; ``score`` is after it.
     """
     parts: dict[str, float] = {}
+    unit = 1.0 / index.idf_of_unknown()
     covered = 0.0
     for qt in q.terms:
         w = _weight(index, qt.term, doc)
         if w:
-            label = qt.term if qt.source == qt.term else f"{qt.term}<-{qt.source}"
-            parts[f"term:{label}"] = qt.weight * index.idf[qt.term] * w
+            label = f"{qt.term}<-{qt.source}" if qt.source else qt.term
+            parts[f"term:{label}"] = unit * qt.weight * index.idf[qt.term] * w
             covered += qt.weight * qt.credit
     phrase = sum(index.weights.phrase * index.idf[b] * _weight(index, b, doc) for b in q.phrases)
     if phrase:
-        parts["phrase"] = phrase
+        parts["phrase"] = unit * phrase
     if index.names.get(q.name) == doc:
-        parts["exact_name"] = index.weights.exact_name
+        parts["exact_name"] = unit * index.weights.exact_name
         covered = q.mass
     parts["coverage"] = min(1.0, covered / q.mass) if q.mass else 0.0
     parts["short_fields"] = strong
