@@ -43,7 +43,7 @@ class Weights:
             "keywords": 2.5,
             "description": 2.0,
             "headings": 1.0,
-            "body": 0.25,
+            "body": 0.1,
         }
     )
     field_b: Mapping[Field, float] = field(
@@ -55,7 +55,7 @@ class Weights:
             "body": 0.75,
         }
     )
-    k1: float = 1.2
+    k1: float = 3.0
     #: Bonus per adjacent query-word pair found adjacent in a short field (times its IDF).
     phrase: float = 0.5
     #: Added when the query is a skill's key or name.
@@ -64,10 +64,8 @@ class Weights:
     fuzzy: float = 0.7
     #: The score is multiplied by coverage ** this (IDF share of the query the skill matched).
     coverage_power: float = 1.0
-    #: Answer only if the best skill's score from short fields reaches this...
-    accept_strong: float = 0.0
-    #: ...or its whole score reaches this.
-    accept_score: float = 0.0
+    #: Answer only if the best skill scores at least this (in units of the rarest term).
+    min_score: float = 0.45
     #: Results after the first are kept while they score at least this share of the first.
     keep_ratio: float = 0.0
 
@@ -111,8 +109,7 @@ class Index:
 
     def idf_of_unknown(self) -> float:
         """The IDF a word in no skill would have (the rarest possible)."""
-        n = len(self.entries)
-        return math.log(1 + (n + 0.5) / 0.5)
+        return idf(len(self.entries), 0)
 
 
 def entry_fields(entry: Entry) -> dict[Field, str]:
@@ -220,8 +217,18 @@ def build_index(entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS)
     )
 
 
+#: Skills every set is assumed to be drawn from, none holding the term. Without it a term in
+#: both of two skills would weigh nothing, and a small set could never clear the abstain bar.
+BACKGROUND = 100
+
+
+def idf(n: int, df: int) -> float:
+    """BM25 IDF of a term held by ``df`` of ``n`` skills, smoothed by ``BACKGROUND``."""
+    return math.log(1 + (n + BACKGROUND - df + 0.5) / (df + 0.5))
+
+
 def _idf(n: int, df: Mapping[str, int]) -> dict[str, float]:
-    return {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+    return {t: idf(n, d) for t, d in df.items()}
 
 
 def _names(entries: Sequence[Entry]) -> dict[str, int]:
@@ -237,7 +244,7 @@ def _names(entries: Sequence[Entry]) -> dict[str, int]:
 
 def cache_key(entries: Sequence[Entry], weights: Weights = DEFAULT_WEIGHTS) -> str:
     """A digest of everything the index depends on: format, weights and each skill's bytes."""
-    h = hashlib.sha256(f"{FORMAT}:{weights.fingerprint()}:{BODY_CHARS}".encode())
+    h = hashlib.sha256(f"{FORMAT}:{weights.fingerprint()}:{BODY_CHARS}:{BACKGROUND}".encode())
     for e in entries:
         h.update(f"\0{e.key}\0{e.source}\0{e.content_hash}".encode())
     return h.hexdigest()[:32]
@@ -324,8 +331,7 @@ class _StoredIdf(Mapping[str, float]):
     def __getitem__(self, term: str) -> float:
         v = self._done.get(term)
         if v is None:
-            d = self._postings.df(term)
-            v = self._done[term] = math.log(1 + (self._n - d + 0.5) / (d + 0.5))
+            v = self._done[term] = idf(self._n, self._postings.df(term))
         return v
 
     def __contains__(self, term: object) -> bool:

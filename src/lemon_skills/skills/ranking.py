@@ -10,9 +10,10 @@ The score of a skill is BM25F over its fields (see ``index``), and on top of tha
 * the score is scaled by the share of the query's information (IDF mass) the skill matched,
   so a skill matching one rare word by chance does not beat one matching the whole request.
 
-The ranker abstains: it answers only when the best skill has enough evidence in its short
-fields (name, keywords, description, headings) or enough evidence overall, so a request no
-skill is about gets ``[]``. Every match carries its score parts for ``--explain``.
+The ranker abstains: it answers only when the best skill's score, in units of the rarest
+possible term (so the bar means the same for 5 skills as for 10,000), clears a threshold
+calibrated on labelled queries, so a request no skill is about gets ``[]``. Every match
+carries its score parts for ``--explain``.
 """
 
 from __future__ import annotations
@@ -111,9 +112,11 @@ def analyse(index: Index, query: str) -> Query:
             continue
         idf = max(index.idf[a] for a in alts)
         mass += idf
-        share = 1.0 / len(alts) if parts else 1.0
+        # Compound parts share the word; several typo readings mean none is sure.
+        share = 1.0 / len(alts)
+        weight = index.weights.fuzzy * (1.0 if parts else share)
         for alt in alts:
-            add(QueryTerm(alt, index.weights.fuzzy, idf * share, w))
+            add(QueryTerm(alt, weight, idf * share, w))
     for i in range(len(content) - 1):
         glued = text.stem(content[i] + content[i + 1])
         if glued in index.postings and glued not in found:
@@ -181,7 +184,7 @@ def rank(index: Index, query: str, *, limit: int = 3) -> list[Match]:
         scale = unit * min(1.0, t.covered / q.mass) ** wts.coverage_power
         scored.append((t.score * scale, t.strong * scale, d))
     scored.sort(key=lambda r: (-r[0], index.entries[r[2]].source != "project", r[2]))
-    if not scored or (scored[0][1] < wts.accept_strong and scored[0][0] < wts.accept_score):
+    if not scored or scored[0][0] < wts.min_score:
         return []
     floor = scored[0][0] * wts.keep_ratio
     return [

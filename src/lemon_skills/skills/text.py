@@ -62,8 +62,8 @@ def key_words(key: str) -> list[str]:
 
 
 def is_content(word: str) -> bool:
-    """True for a word that can carry topic: not a stop word, not a lone character."""
-    return word not in STOP_WORDS and (len(word) > 1 or word.isdigit())
+    """True for a word that can carry topic: not a stop word, a lone letter or a small number."""
+    return len(word) > 1 and word not in STOP_WORDS and not (word.isdigit() and len(word) < 3)
 
 
 @lru_cache(maxsize=200_000)
