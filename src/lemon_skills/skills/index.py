@@ -64,6 +64,8 @@ class Weights:
     fuzzy: float = 0.7
     #: The score is multiplied by coverage ** this (IDF share of the query the skill matched).
     coverage_power: float = 1.0
+    #: Coverage credit of a word found only in the body, relative to one in a short field.
+    body_credit: float = 1.0
     #: Answer only if the best skill scores at least this (in units of the rarest term).
     min_score: float = 0.45
     #: Results after the first are kept while they score at least this share of the first.

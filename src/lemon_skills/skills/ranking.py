@@ -141,14 +141,17 @@ def _tally(index: Index, q: Query) -> dict[int, _Tally]:
         p = index.postings[qt.term]
         mult = qt.weight * index.idf[qt.term]
         credit = qt.weight * qt.credit
+        body_credit = credit * index.weights.body_credit
         for d, w, f in zip(p.docs, p.weights, p.strong, strict=True):
             t = get(d)
             if t is None:
                 t = tallies[d] = _Tally()
             t.score += mult * w
-            t.covered += credit
             if f:
+                t.covered += credit
                 t.strong += mult * w
+            else:
+                t.covered += body_credit
     bonus = index.weights.phrase
     for phrase in q.phrases:
         p = index.postings[phrase]
