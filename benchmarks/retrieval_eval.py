@@ -5,6 +5,8 @@
 Three rankers run over the 453 bench skills laid out as a project:
 
 * ``lemon`` - ``lemon_skills.find_relevant`` (the shipped ranker, abstains when nothing fits);
+* ``lemon+sem`` - the same with the optional embedding similarity (``--semantic``; needs the
+  semantic extra and the model package);
 * ``bm25`` - plain BM25 (k1 1.2, b 0.75) over name + description, lower-cased words minus
   stop words, no stemming, never abstains;
 * ``original`` - the original's keyword scoring, re-implemented from its source (substring
@@ -136,6 +138,18 @@ def original_ranker(entries: Sequence[Entry]) -> Ranker:
 # --- report ----------------------------------------------------------------------------------
 
 
+def _semantic_ranker(index: ranking.Index) -> Ranker:
+    from lemon_skills.skills import semantic
+
+    sim = semantic.Similarity(index.entries)
+    floor = index.weights.semantic_floor
+
+    def rank(q: str) -> list[str]:
+        return [m.entry.key for m in ranking.rank(index, q, limit=10, similar=sim(q, floor=floor))]
+
+    return rank
+
+
 def _row(name: str, r: Report) -> str:
     return (
         f"| {name:<10} | {r.recall_at_1:.3f} | {r.recall_at_3:.3f} | {r.mrr:.3f} "
@@ -148,6 +162,7 @@ def main() -> None:
     default_queries = bench_dir().parent / "queries_dev.jsonl"
     parser.add_argument("--queries", type=Path, default=default_queries)
     parser.add_argument("--json", type=Path, default=None, help="also write all numbers here")
+    parser.add_argument("--semantic", action="store_true", help="also rank with embeddings")
     args = parser.parse_args()
     cases = load_cases(args.queries)
     halves = dict(zip(("A", "B"), split_halves(cases), strict=True))
@@ -158,6 +173,7 @@ def main() -> None:
         index = ranking.build_index(entries)
         rankers: dict[str, Ranker] = {
             "lemon": lambda q: [m.entry.key for m in ranking.rank(index, q, limit=10)],
+            **({"lemon+sem": _semantic_ranker(index)} if args.semantic else {}),
             "bm25": bm25_ranker(entries),
             "original": original_ranker(entries),
         }

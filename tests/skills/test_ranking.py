@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import lemon_skills
-from lemon_skills.skills import api, index_cache, ranking
+from lemon_skills.errors import ConfigError
+from lemon_skills.skills import api, index_cache, ranking, semantic
 from lemon_skills.skills.index import build_index, dumps, loads
 from tests.helpers.skills import write_skill
 
@@ -162,3 +165,36 @@ def test_explained_parts_name_the_matched_terms(project, project_skills):
     assert any(k.startswith("term:kubernet<-") for k in top.parts)
     assert 0 < top.parts["coverage"] <= 1
     assert top.parts["score"] == top.score
+
+
+def test_similarity_lifts_a_skill_no_word_matches(project, project_skills):
+    _corpus(project_skills)
+    index = api.ranking_index(api.view(project))
+    pos = {e.key: i for i, e in enumerate(index.entries)}
+    query = "ship the new build to the cluster"
+    assert [m.entry.key for m in ranking.rank(index, query)][:1] != ["kubernetes-deploy"]
+    similar = {pos["kubernetes-deploy"]: 0.8, pos["release-notes"]: 0.3}
+    found = ranking.rank(index, query, similar=similar)
+    assert found[0].entry.key == "kubernetes-deploy"
+    assert found[0].parts["similarity"] == 0.8
+    assert found[0].parts["semantic"] > 0
+
+
+def test_low_similarity_alone_is_not_an_answer(project, project_skills):
+    _corpus(project_skills)
+    index = api.ranking_index(api.view(project))
+    similar = dict.fromkeys(range(len(index.entries)), 0.25)
+    assert ranking.rank(index, "bake sourdough bread", similar=similar) == []
+
+
+def test_semantic_without_the_extra_installed_is_a_clear_error(
+    project, project_skills, monkeypatch
+):
+    _corpus(project_skills)
+    monkeypatch.setattr(semantic, "MODEL_PACKAGE", "lemon_skills_no_such_model")
+    monkeypatch.setattr(semantic, "_encoder", None)
+    with pytest.raises(ConfigError) as err:
+        lemon_skills.find_relevant("deploy", cwd=project, semantic=True)
+    assert "pip install" in (err.value.hint or "")
+    # The lexical ranker is unaffected.
+    assert _keys("deploy kubernetes", project)[0] == "kubernetes-deploy"

@@ -9,7 +9,17 @@ import click
 from ..skills import api
 from ..skills.evaluation import Report, load_cases
 from ..skills.ranking import Match
-from ._output import cwd_option, emit_json, json_option, note, table
+from ._output import F, cwd_option, emit_json, json_option, note, table
+
+
+def semantic_option(f: F) -> F:
+    """``--semantic/--no-semantic``: add embedding similarity (default ``$LEMON_SEMANTIC``)."""
+    return click.option(
+        "--semantic/--no-semantic",
+        default=None,
+        help="Add embedding similarity to the lexical score (needs the semantic extra; "
+        "default: $LEMON_SEMANTIC).",
+    )(f)
 
 
 @click.command("find")
@@ -18,12 +28,14 @@ from ._output import cwd_option, emit_json, json_option, note, table
 @click.option("--max-results", "-n", default=3, show_default=True, type=click.IntRange(1))
 @json_option
 @click.option("--explain", is_flag=True, help="Show what each score is made of.")
+@semantic_option
 def find_cmd(
     query: tuple[str, ...],
     cwd: Path | None = None,
     max_results: int = 3,
     as_json: bool = False,
     explain: bool = False,
+    semantic: bool | None = None,
 ) -> None:
     """Show the skills the agent would be given for QUERY, best first.
 
@@ -31,9 +43,9 @@ def find_cmd(
     result lists its score parts: one per matched term (``term:STEM``, typo fixes as
     ``term:STEM<-typed``), ``phrase``, ``exact_name``, ``coverage`` (share of the query's
     information matched) and ``short_fields`` (evidence from name, keywords, description and
-    headings).
+    headings); with --semantic also ``similarity`` and the ``semantic`` bonus.
     """
-    found = api.matches(" ".join(query), cwd=cwd, max_results=max_results)
+    found = api.matches(" ".join(query), cwd=cwd, max_results=max_results, semantic=semantic)
     if as_json:
         emit_json([_match_dict(m) for m in found])
         return
@@ -75,8 +87,13 @@ def _match_dict(m: Match) -> dict[str, object]:
     "--max-results", default=10, show_default=True, type=click.IntRange(3), help="Depth for MRR."
 )
 @json_option
+@semantic_option
 def eval_cmd(
-    queries_file: Path, cwd: Path | None = None, max_results: int = 10, as_json: bool = False
+    queries_file: Path,
+    cwd: Path | None = None,
+    max_results: int = 10,
+    as_json: bool = False,
+    semantic: bool | None = None,
 ) -> None:
     """Measure skill retrieval on labelled queries.
 
@@ -86,7 +103,8 @@ def eval_cmd(
     false-rejection (share of targeted queries answered with nothing), recall per kind, and
     every query not answered right.
     """
-    report = api.evaluate_queries(load_cases(queries_file), cwd=cwd, max_results=max_results)
+    cases = load_cases(queries_file)
+    report = api.evaluate_queries(cases, cwd=cwd, max_results=max_results, semantic=semantic)
     if as_json:
         emit_json(report.to_dict())
     else:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import SkillNotFound
 from ..paths import Scope, resolve_cwd
-from . import enablement, evaluation, index_cache, lockfile, ranking
+from . import enablement, evaluation, index_cache, lockfile, ranking, semantic
 from . import prompt as prompt_mod
 from .model import Diagnostic, Entry
 from .registry import View, default_registry
@@ -134,31 +134,69 @@ def ranking_index(v: View) -> ranking.Index:
     return index
 
 
+def semantic_similarity(v: View) -> semantic.Similarity:
+    """Embeddings of ``v``'s enabled skills (optional extra), computed once per registry state.
+
+    Raises:
+        ConfigError: the semantic extra or its model is not installed.
+    """
+    sim = v.memo.get("semantic_similarity")
+    if sim is None:
+        sim = semantic.Similarity(ranking_index(v).entries)
+        v.memo["semantic_similarity"] = sim
+    assert isinstance(sim, semantic.Similarity)
+    return sim
+
+
+def _rank(v: View, query: str, limit: int, use_semantic: bool | None) -> list[ranking.Match]:
+    index = ranking_index(v)
+    similar = None
+    if semantic.requested(use_semantic):
+        similar = semantic_similarity(v)(query, floor=index.weights.semantic_floor)
+    return ranking.rank(index, query, limit=limit, similar=similar)
+
+
 def matches(
-    query: str, *, cwd: PathArg = None, max_results: int = 3, refresh: bool = False
+    query: str,
+    *,
+    cwd: PathArg = None,
+    max_results: int = 3,
+    refresh: bool = False,
+    semantic: bool | None = None,
 ) -> list[ranking.Match]:
     """Ranked matches with their score parts (what ``find_relevant`` returns, explained)."""
-    return ranking.rank(ranking_index(view(cwd, refresh=refresh)), query, limit=max_results)
+    return _rank(view(cwd, refresh=refresh), query, max_results, semantic)
 
 
 def find_relevant(
-    query: str, *, cwd: PathArg = None, max_results: int = 3, refresh: bool = False
+    query: str,
+    *,
+    cwd: PathArg = None,
+    max_results: int = 3,
+    refresh: bool = False,
+    semantic: bool | None = None,
 ) -> list[Entry]:
     """Enabled skills relevant to ``query``, best first; ``[]`` when none applies.
 
     Deterministic. An empty query, one made only of stop words, or one no skill is about
-    gets ``[]``. On equal scores a project skill comes before a global one.
+    gets ``[]``. On equal scores a project skill comes before a global one. ``semantic``
+    (default ``$LEMON_SEMANTIC``) adds embedding similarity; it needs the semantic extra.
     """
-    return [m.entry for m in matches(query, cwd=cwd, max_results=max_results, refresh=refresh)]
+    found = matches(query, cwd=cwd, max_results=max_results, refresh=refresh, semantic=semantic)
+    return [m.entry for m in found]
 
 
 def evaluate_queries(
-    cases: Sequence[evaluation.Case], *, cwd: PathArg = None, max_results: int = 10
+    cases: Sequence[evaluation.Case],
+    *,
+    cwd: PathArg = None,
+    max_results: int = 10,
+    semantic: bool | None = None,
 ) -> evaluation.Report:
     """Run ``find_relevant`` on labelled queries and measure it (see ``evaluation``)."""
-    index = ranking_index(view(cwd))
+    v = view(cwd)
     return evaluation.evaluate(
-        cases, lambda q: [m.entry.key for m in ranking.rank(index, q, limit=max_results)]
+        cases, lambda q: [m.entry.key for m in _rank(v, q, max_results, semantic)]
     )
 
 

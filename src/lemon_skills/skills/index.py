@@ -68,6 +68,11 @@ class Weights:
     body_credit: float = 1.0
     #: Answer only if the best skill scores at least this (in units of the rarest term).
     min_score: float = 0.45
+    #: With semantic ranking: bonus per unit of cosine similarity above the floor...
+    semantic_weight: float = 3.0
+    semantic_floor: float = 0.2
+    #: ...and the abstain bar for the combined score.
+    semantic_min_score: float = 0.5
     #: Results after the first are kept while they score at least this share of the first.
     keep_ratio: float = 0.0
 

@@ -164,8 +164,14 @@ def _tally(index: Index, q: Query) -> dict[int, _Tally]:
     return tallies
 
 
-def rank(index: Index, query: str, *, limit: int = 3) -> list[Match]:
-    """Best-first matches, ``[]`` when no skill is relevant; project skills win ties."""
+def rank(
+    index: Index, query: str, *, limit: int = 3, similar: Mapping[int, float] | None = None
+) -> list[Match]:
+    """Best-first matches, ``[]`` when no skill is relevant; project skills win ties.
+
+    ``similar`` (skill number -> cosine similarity of its embedding to the query's) switches
+    on hybrid ranking: similarity above a floor adds to the lexical score.
+    """
     if not index.entries or limit <= 0:
         return []
     q = analyse(index, query)
@@ -179,25 +185,42 @@ def rank(index: Index, query: str, *, limit: int = 3) -> list[Match]:
         t.score += wts.exact_name
         t.strong += wts.exact_name
         t.covered = q.mass
+    sims = similar or {}
+    for d in sims:
+        tallies.setdefault(d, _Tally())
     # In units of the rarest possible term, so the thresholds mean the same for 5 skills
     # as for 10,000.
     unit = 1.0 / index.idf_of_unknown()
     scored = []
     for d, t in tallies.items():
         scale = unit * min(1.0, t.covered / q.mass) ** wts.coverage_power
-        scored.append((t.score * scale, t.strong * scale, d))
+        bonus = _semantic_bonus(wts, sims.get(d))
+        scored.append((t.score * scale + bonus, t.strong * scale, d))
     scored.sort(key=lambda r: (-r[0], index.entries[r[2]].source != "project", r[2]))
-    if not scored or scored[0][0] < wts.min_score:
+    bar = wts.semantic_min_score if similar is not None else wts.min_score
+    if not scored or scored[0][0] < bar:
         return []
     floor = scored[0][0] * wts.keep_ratio
     return [
-        Match(index.entries[d], score, explain(index, q, d, score=score, strong=strong))
+        Match(index.entries[d], score, explain(index, q, d, score=score, strong=strong, sims=sims))
         for score, strong, d in scored[:limit]
         if score >= floor
     ]
 
 
-def explain(index: Index, q: Query, doc: int, *, score: float, strong: float) -> dict[str, float]:
+def _semantic_bonus(wts: Weights, sim: float | None) -> float:
+    return 0.0 if sim is None else wts.semantic_weight * max(0.0, sim - wts.semantic_floor)
+
+
+def explain(
+    index: Index,
+    q: Query,
+    doc: int,
+    *,
+    score: float,
+    strong: float,
+    sims: Mapping[int, float] | None = None,
+) -> dict[str, float]:
     """The parts of one skill's score: each term, phrases, exact name, coverage, total.
 
     Parts are in units of the rarest possible term. Term and phrase parts are before the
@@ -218,6 +241,9 @@ def explain(index: Index, q: Query, doc: int, *, score: float, strong: float) ->
     if index.names.get(q.name) == doc:
         parts["exact_name"] = unit * index.weights.exact_name
         covered = q.mass
+    if sims and doc in sims:
+        parts["similarity"] = sims[doc]
+        parts["semantic"] = _semantic_bonus(index.weights, sims[doc])
     parts["coverage"] = min(1.0, covered / q.mass) if q.mass else 0.0
     parts["short_fields"] = strong
     parts["score"] = score
