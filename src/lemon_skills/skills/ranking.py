@@ -18,6 +18,8 @@ carries its score parts for ``--explain``.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -129,39 +131,37 @@ def analyse(index: Index, query: str) -> Query:
 
 @dataclass(slots=True)
 class _Tally:
-    score: float = 0.0
-    covered: float = 0.0
-    strong: float = 0.0
+    """Per-skill sums over the query terms, in flat lists indexed by skill number."""
+
+    score: list[float]
+    covered: list[float]
+    strong: list[float]
 
 
-def _tally(index: Index, q: Query) -> dict[int, _Tally]:
-    tallies: dict[int, _Tally] = {}
-    get = tallies.get
+def _tally(index: Index, q: Query) -> _Tally:
+    n = len(index.entries)
+    score, covered, strong = [0.0] * n, [0.0] * n, [0.0] * n
+    body_share = index.weights.body_credit
     for qt in q.terms:
         p = index.postings[qt.term]
         mult = qt.weight * index.idf[qt.term]
         credit = qt.weight * qt.credit
-        body_credit = credit * index.weights.body_credit
+        body_credit = credit * body_share
         for d, w, f in zip(p.docs, p.weights, p.strong, strict=True):
-            t = get(d)
-            if t is None:
-                t = tallies[d] = _Tally()
-            t.score += mult * w
+            score[d] += mult * w
             if f:
-                t.covered += credit
-                t.strong += mult * w
+                covered[d] += credit
+                strong[d] += mult * w
             else:
-                t.covered += body_credit
+                covered[d] += body_credit
     bonus = index.weights.phrase
     for phrase in q.phrases:
         p = index.postings[phrase]
         mult = bonus * index.idf[phrase]
         for d, w in zip(p.docs, p.weights, strict=True):
-            t = get(d)
-            if t is not None:
-                t.score += mult * w
-                t.strong += mult * w
-    return tallies
+            score[d] += mult * w
+            strong[d] += mult * w
+    return _Tally(score, covered, strong)
 
 
 def rank(
@@ -178,34 +178,37 @@ def rank(
     if not q.mass:
         return []
     wts = index.weights
-    tallies = _tally(index, q)
+    t = _tally(index, q)
     exact = index.names.get(q.name)
     if exact is not None:
-        t = tallies.setdefault(exact, _Tally())
-        t.score += wts.exact_name
-        t.strong += wts.exact_name
-        t.covered = q.mass
+        t.score[exact] += wts.exact_name
+        t.strong[exact] += wts.exact_name
+        t.covered[exact] = q.mass
     sims = similar or {}
-    for d in sims:
-        tallies.setdefault(d, _Tally())
     # In units of the rarest possible term, so the thresholds mean the same for 5 skills
     # as for 10,000.
     unit = 1.0 / index.idf_of_unknown()
-    scored = []
-    for d, t in tallies.items():
-        scale = unit * min(1.0, t.covered / q.mass) ** wts.coverage_power
-        bonus = _semantic_bonus(wts, sims.get(d))
-        scored.append((t.score * scale + bonus, t.strong * scale, d))
-    scored.sort(key=lambda r: (-r[0], index.entries[r[2]].source != "project", r[2]))
+    final: dict[int, float] = {}
+    for d, cov in enumerate(t.covered):
+        if cov or d in sims:
+            scale = unit * min(1.0, cov / q.mass) ** wts.coverage_power
+            final[d] = t.score[d] * scale + _semantic_bonus(wts, sims.get(d))
+    entries = index.entries
+    best = heapq.nsmallest(
+        limit, final, key=lambda d: (-final[d], entries[d].source != "project", d)
+    )
     bar = wts.semantic_min_score if similar is not None else wts.min_score
-    if not scored or scored[0][0] < bar:
+    if not best or final[best[0]] < bar:
         return []
-    floor = scored[0][0] * wts.keep_ratio
-    return [
-        Match(index.entries[d], score, explain(index, q, d, score=score, strong=strong, sims=sims))
-        for score, strong, d in scored[:limit]
-        if score >= floor
-    ]
+    floor = final[best[0]] * wts.keep_ratio
+    out = []
+    for d in best:
+        if final[d] < floor:
+            break
+        scale = unit * min(1.0, t.covered[d] / q.mass) ** wts.coverage_power
+        parts = explain(index, q, d, score=final[d], strong=t.strong[d] * scale, sims=sims)
+        out.append(Match(entries[d], final[d], parts))
+    return out
 
 
 def _semantic_bonus(wts: Weights, sim: float | None) -> float:
@@ -254,7 +257,5 @@ def _weight(index: Index, term: str, doc: int) -> float:
     p = index.postings.get(term)
     if p is None:
         return 0.0
-    for d, w in zip(p.docs, p.weights, strict=True):
-        if d == doc:
-            return w
-    return 0.0
+    i = bisect.bisect_left(p.docs, doc)  # postings are in skill order
+    return p.weights[i] if i < len(p.docs) and p.docs[i] == doc else 0.0
