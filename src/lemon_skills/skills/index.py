@@ -195,16 +195,21 @@ def build_index(entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS)
     docs: dict[str, array[int]] = {}
     sat: dict[str, array[float]] = {}
     strong: dict[str, bytearray] = {}
+    norms = {f: (weights.field_weight[f], weights.field_b[f], avg[f]) for f in FIELDS}
     for i, fields in enumerate(per_entry):
-        tilde: dict[str, float] = {}
-        for fname, counts, length in fields:
-            b = weights.field_b[fname]
-            norm = weights.field_weight[fname] / (1 - b + b * length / avg[fname])
+        *short, (_, body, body_len) = fields
+        w, b, mean = norms["body"]
+        norm = w / (1 - b + b * body_len / mean)
+        tilde = {term: tf * norm for term, tf in body.items()}
+        in_short: set[str] = set()
+        for fname, counts, length in short:
+            w, b, mean = norms[fname]
+            norm = w / (1 - b + b * length / mean)
             for term, tf in counts.items():
                 tilde[term] = tilde.get(term, 0.0) + tf * norm
-        short = [c for fname, c, _ in fields if fname != "body"]
+            in_short.update(counts)
         for term, t in tilde.items():
-            flag = 1 if any(term in c for c in short) else 0
+            flag = term in in_short
             if term in docs:
                 docs[term].append(i)
                 sat[term].append(t * (k1 + 1) / (k1 + t))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -89,6 +90,16 @@ def _fuzzy(index: Index, word: str) -> list[str]:
     return [t for t in found if t in index.postings]
 
 
+def _likely(index: Index, word: str) -> list[str]:
+    """The typo readings of ``word`` worth trying: the commonest word one edit away wins,
+    as in a spelling corrector, and readings at least half as common stay in the running."""
+    alts = _fuzzy(index, word)
+    if len(alts) <= 1:
+        return alts
+    best = min(index.idf[a] for a in alts)
+    return [a for a in alts if index.idf[a] <= best + math.log(2)]
+
+
 def analyse(index: Index, query: str) -> Query:
     """Map ``query`` onto index terms: as typed, compound parts, typo fixes, glued pairs."""
     content = [w for w in text.words(query) if text.is_content(w)]
@@ -108,13 +119,13 @@ def analyse(index: Index, query: str) -> Query:
             add(QueryTerm(s, 1.0, index.idf[s]))
             continue
         parts = decompound(w, index.lexicon)
-        alts = [p for p in parts if p in index.postings] if parts else _fuzzy(index, w)
+        alts = [p for p in parts if p in index.postings] if parts else _likely(index, w)
         if not alts:
             mass += rare
             continue
         idf = max(index.idf[a] for a in alts)
         mass += idf
-        # Compound parts share the word; several typo readings mean none is sure.
+        # Compound parts share the word; so do equally likely typo readings.
         share = 1.0 / len(alts)
         weight = index.weights.fuzzy * (1.0 if parts else share)
         for alt in alts:
