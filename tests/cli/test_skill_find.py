@@ -75,3 +75,24 @@ def test_eval_with_a_bad_queries_file_is_an_error(project, tmp_path, capsys):
     bad.write_text("{oops\n")
     assert main(["skill", "eval", "--queries", str(bad), "--cwd", str(project)]) == 1
     assert "q.jsonl:1" in capsys.readouterr().err
+
+
+def test_eval_on_a_plain_skills_directory(tmp_path, capsys):
+    repo = tmp_path / "repo"
+    _skills(repo)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        json.dumps({"query": "slow postgres", "expected": ["postgres-tuning"], "kind": "terse"})
+    )
+    args = ["skill", "eval", "--queries", str(queries), "--skills", str(repo), "--json"]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["recall_at_1"] == 1.0
+
+
+def test_eval_on_a_directory_without_skills_is_an_error(tmp_path, capsys):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"query": "x", "expected": []}\n')
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["skill", "eval", "--queries", str(queries), "--skills", str(empty)]) == 1
+    assert "no skills in" in capsys.readouterr().err

@@ -84,6 +84,13 @@ def _match_dict(m: Match) -> dict[str, object]:
 )
 @cwd_option
 @click.option(
+    "--skills",
+    "skills_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Rank only the <key>/SKILL.md folders of this directory (e.g. a skill repository).",
+)
+@click.option(
     "--max-results", default=10, show_default=True, type=click.IntRange(3), help="Depth for MRR."
 )
 @json_option
@@ -91,6 +98,7 @@ def _match_dict(m: Match) -> dict[str, object]:
 def eval_cmd(
     queries_file: Path,
     cwd: Path | None = None,
+    skills_dir: Path | None = None,
     max_results: int = 10,
     as_json: bool = False,
     semantic: bool | None = None,
@@ -104,7 +112,9 @@ def eval_cmd(
     every query not answered right.
     """
     cases = load_cases(queries_file)
-    report = api.evaluate_queries(cases, cwd=cwd, max_results=max_results, semantic=semantic)
+    report = api.evaluate_queries(
+        cases, cwd=cwd, skills_dir=skills_dir, max_results=max_results, semantic=semantic
+    )
     if as_json:
         emit_json(report.to_dict())
     else:

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import SkillNotFound
+from ..errors import ConfigError, SkillNotFound
 from ..paths import Scope, resolve_cwd
-from . import enablement, evaluation, index_cache, lockfile, ranking, semantic
+from . import discovery, enablement, evaluation, index_cache, lockfile, ranking
 from . import prompt as prompt_mod
+from . import semantic as semantic_mod
 from .model import Diagnostic, Entry
 from .registry import View, default_registry
 from .status import SkillStatus, evaluate, not_found
@@ -134,7 +135,7 @@ def ranking_index(v: View) -> ranking.Index:
     return index
 
 
-def semantic_similarity(v: View) -> semantic.Similarity:
+def semantic_similarity(v: View) -> semantic_mod.Similarity:
     """Embeddings of ``v``'s enabled skills (optional extra), computed once per registry state.
 
     Raises:
@@ -142,16 +143,16 @@ def semantic_similarity(v: View) -> semantic.Similarity:
     """
     sim = v.memo.get("semantic_similarity")
     if sim is None:
-        sim = semantic.Similarity(ranking_index(v).entries)
+        sim = semantic_mod.Similarity(ranking_index(v).entries)
         v.memo["semantic_similarity"] = sim
-    assert isinstance(sim, semantic.Similarity)
+    assert isinstance(sim, semantic_mod.Similarity)
     return sim
 
 
 def _rank(v: View, query: str, limit: int, use_semantic: bool | None) -> list[ranking.Match]:
     index = ranking_index(v)
     similar = None
-    if semantic.requested(use_semantic):
+    if semantic_mod.requested(use_semantic):
         similar = semantic_similarity(v)(query, floor=index.weights.semantic_floor)
     return ranking.rank(index, query, limit=limit, similar=similar)
 
@@ -190,14 +191,43 @@ def evaluate_queries(
     cases: Sequence[evaluation.Case],
     *,
     cwd: PathArg = None,
+    skills_dir: PathArg = None,
     max_results: int = 10,
     semantic: bool | None = None,
 ) -> evaluation.Report:
-    """Run ``find_relevant`` on labelled queries and measure it (see ``evaluation``)."""
-    v = view(cwd)
-    return evaluation.evaluate(
-        cases, lambda q: [m.entry.key for m in _rank(v, q, max_results, semantic)]
-    )
+    """Run ``find_relevant`` on labelled queries and measure it (see ``evaluation``).
+
+    With ``skills_dir`` the skills are the ``<key>/SKILL.md`` folders of that directory alone
+    (a skill repository, before installing it) instead of those visible from ``cwd``.
+
+    Raises:
+        ConfigError: ``skills_dir`` holds no skill.
+    """
+    if skills_dir is None:
+        v = view(cwd)
+        return evaluation.evaluate(
+            cases, lambda q: [m.entry.key for m in _rank(v, q, max_results, semantic)]
+        )
+    entries = _entries_in(Path(skills_dir))
+    index = ranking.build_index(entries)
+    sim = semantic_mod.Similarity(entries) if semantic_mod.requested(semantic) else None
+    floor = index.weights.semantic_floor
+
+    def rank(q: str) -> list[str]:
+        similar = sim(q, floor=floor) if sim is not None else None
+        return [m.entry.key for m in ranking.rank(index, q, limit=max_results, similar=similar)]
+
+    return evaluation.evaluate(cases, rank)
+
+
+def _entries_in(directory: Path) -> list[Entry]:
+    candidates, _ = discovery.candidates_in([directory], "project")
+    entries = [e for c in candidates if (e := discovery.load_candidate(c).entry) is not None]
+    if not entries:
+        raise ConfigError(
+            f"no skills in {directory}", hint="expected <key>/SKILL.md folders inside it"
+        )
+    return entries
 
 
 def prompt_catalogue(v: View) -> list[Entry]:

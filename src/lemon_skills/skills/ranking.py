@@ -81,7 +81,8 @@ def _fuzzy(index: Index, word: str) -> list[str]:
             if len(w) >= 4:
                 for d in text.deletions(w):
                     table.setdefault(d, []).append(w)
-        keys.update((k, tuple(v)) for k, v in table.items())
+        # One C-level update, so a concurrent query never sees half a table.
+        keys.update({k: tuple(v) for k, v in table.items()})
     found: dict[str, None] = {}
     for d in text.deletions(word):
         for w in keys.get(d, ()):
