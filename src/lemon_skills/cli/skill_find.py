@@ -40,10 +40,10 @@ def find_cmd(
     """Show the skills the agent would be given for QUERY, best first.
 
     Prints nothing (and says so on stderr) when no skill is relevant. With --explain each
-    result lists its score parts: one per matched term (``term:STEM``, typo fixes as
-    ``term:STEM<-typed``), ``phrase``, ``exact_name``, ``coverage`` (share of the query's
-    information matched) and ``short_fields`` (evidence from name, keywords, description and
-    headings); with --semantic also ``similarity`` and the ``semantic`` bonus.
+    result lists its score parts: one per matched term (term:STEM, or term:STEM<-typed for a
+    typo fix), phrase, exact_name, coverage (share of the query's information matched) and
+    short_fields (evidence from name, keywords, description and headings); with --semantic
+    also similarity and the semantic bonus.
     """
     found = api.matches(" ".join(query), cwd=cwd, max_results=max_results, semantic=semantic)
     if as_json:
