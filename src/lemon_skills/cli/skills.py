@@ -15,7 +15,9 @@ from ._output import colour, cwd_option, emit_json, json_option, note, table, wa
 #: ``lemon skill`` subcommands living in their own modules, imported only when used.
 SUBCOMMANDS: dict[str, str] = {
     "curator": "lemon_skills.cli.skill_curator:curator",
+    "eval": "lemon_skills.cli.skill_find:eval_cmd",
     "events": "lemon_skills.cli.skill_usage:events_cmd",
+    "find": "lemon_skills.cli.skill_find:find_cmd",
     "install": "lemon_skills.cli.skill_install:install_cmd",
     "uninstall": "lemon_skills.cli.skill_install:uninstall_cmd",
     "update": "lemon_skills.cli.skill_install:update_cmd",

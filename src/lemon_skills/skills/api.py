@@ -12,10 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import SkillNotFound
+from ..errors import ConfigError, SkillNotFound
 from ..paths import Scope, resolve_cwd
-from . import enablement, lockfile, observe, ranking
+from . import discovery, enablement, evaluation, index_cache, lockfile, observe, ranking
 from . import prompt as prompt_mod
+from . import semantic as semantic_mod
 from .model import Diagnostic, Entry
 from .registry import View, default_registry
 from .status import SkillStatus, evaluate, not_found
@@ -124,23 +125,109 @@ def refresh(*, cwd: PathArg = None) -> None:
     default_registry().refresh()
 
 
-def matches(
-    query: str, *, cwd: PathArg = None, max_results: int = 3, refresh: bool = False
-) -> list[ranking.Match]:
-    """Ranked matches with score parts (what ``find_relevant`` returns, explained)."""
-    v = view(cwd, refresh=refresh)
+def ranking_index(v: View) -> ranking.Index:
+    """The search index of ``v``'s enabled skills, built once per registry state."""
     index = v.memo.get("ranking_index")
     if index is None:
-        index = ranking.build_index(v.enabled())
+        index = index_cache.load_or_build(v.enabled())
         v.memo["ranking_index"] = index
-    return ranking.rank(index, query, limit=max_results)
+    assert isinstance(index, ranking.Index)
+    return index
+
+
+def semantic_similarity(v: View) -> semantic_mod.Similarity:
+    """Embeddings of ``v``'s enabled skills (optional extra), computed once per registry state.
+
+    Raises:
+        ConfigError: the semantic extra or its model is not installed.
+    """
+    sim = v.memo.get("semantic_similarity")
+    if sim is None:
+        sim = semantic_mod.Similarity(ranking_index(v).entries)
+        v.memo["semantic_similarity"] = sim
+    assert isinstance(sim, semantic_mod.Similarity)
+    return sim
+
+
+def _rank(v: View, query: str, limit: int, use_semantic: bool | None) -> list[ranking.Match]:
+    index = ranking_index(v)
+    similar = None
+    if semantic_mod.requested(use_semantic):
+        similar = semantic_similarity(v)(query, floor=index.weights.semantic_floor)
+    return ranking.rank(index, query, limit=limit, similar=similar)
+
+
+def matches(
+    query: str,
+    *,
+    cwd: PathArg = None,
+    max_results: int = 3,
+    refresh: bool = False,
+    semantic: bool | None = None,
+) -> list[ranking.Match]:
+    """Ranked matches with their score parts (what ``find_relevant`` returns, explained)."""
+    return _rank(view(cwd, refresh=refresh), query, max_results, semantic)
 
 
 def find_relevant(
-    query: str, *, cwd: PathArg = None, max_results: int = 3, refresh: bool = False
+    query: str,
+    *,
+    cwd: PathArg = None,
+    max_results: int = 3,
+    refresh: bool = False,
+    semantic: bool | None = None,
 ) -> list[Entry]:
-    """Enabled skills relevant to ``query``, best first; ``[]`` when none applies."""
-    return [m.entry for m in matches(query, cwd=cwd, max_results=max_results, refresh=refresh)]
+    """Enabled skills relevant to ``query``, best first; ``[]`` when none applies.
+
+    Deterministic. An empty query, one made only of stop words, or one no skill is about
+    gets ``[]``. On equal scores a project skill comes before a global one. ``semantic``
+    (default ``$LEMON_SEMANTIC``) adds embedding similarity; it needs the semantic extra.
+    """
+    found = matches(query, cwd=cwd, max_results=max_results, refresh=refresh, semantic=semantic)
+    return [m.entry for m in found]
+
+
+def evaluate_queries(
+    cases: Sequence[evaluation.Case],
+    *,
+    cwd: PathArg = None,
+    skills_dir: PathArg = None,
+    max_results: int = 10,
+    semantic: bool | None = None,
+) -> evaluation.Report:
+    """Run ``find_relevant`` on labelled queries and measure it (see ``evaluation``).
+
+    With ``skills_dir`` the skills are the ``<key>/SKILL.md`` folders of that directory alone
+    (a skill repository, before installing it) instead of those visible from ``cwd``.
+
+    Raises:
+        ConfigError: ``skills_dir`` holds no skill.
+    """
+    if skills_dir is None:
+        v = view(cwd)
+        return evaluation.evaluate(
+            cases, lambda q: [m.entry.key for m in _rank(v, q, max_results, semantic)]
+        )
+    entries = _entries_in(Path(skills_dir))
+    index = ranking.build_index(entries)
+    sim = semantic_mod.Similarity(entries) if semantic_mod.requested(semantic) else None
+    floor = index.weights.semantic_floor
+
+    def rank(q: str) -> list[str]:
+        similar = sim(q, floor=floor) if sim is not None else None
+        return [m.entry.key for m in ranking.rank(index, q, limit=max_results, similar=similar)]
+
+    return evaluation.evaluate(cases, rank)
+
+
+def _entries_in(directory: Path) -> list[Entry]:
+    scan = discovery.scan_dirs([directory], "project")
+    entries = [e for c in scan.candidates if (e := discovery.load_candidate(c).entry) is not None]
+    if not entries:
+        raise ConfigError(
+            f"no skills in {directory}", hint="expected <key>/SKILL.md folders inside it"
+        )
+    return entries
 
 
 def prompt_catalogue(v: View) -> list[Entry]:

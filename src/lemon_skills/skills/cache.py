@@ -141,6 +141,7 @@ def decode(record: Record, cand: Candidate) -> Loaded | None:
         manifest=m,
         search_dir=cand.search_dir,
         real_path=cand.real,
+        file_sig=cand.sig,
     )
     return Loaded(entry, diags)
 

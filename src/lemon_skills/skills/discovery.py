@@ -156,6 +156,7 @@ def load_candidate(candidate: Candidate) -> Loaded:
         body=parsed.body,
         search_dir=candidate.search_dir,
         real_path=candidate.real,
+        file_sig=candidate.sig,
     )
     return Loaded(entry, tuple(diags))
 

@@ -56,6 +56,8 @@ class Entry:
     manifest: Manifest
     search_dir: Path | None
     real_path: str
+    #: (mtime_ns, size, inode) of SKILL.md when loaded; None for entries built in memory.
+    file_sig: tuple[int, int, int] | None = field(compare=False)
     body_text: BodyText = field(repr=False, compare=False)
 
     def __init__(
@@ -71,6 +73,7 @@ class Entry:
         body: str | None = None,
         search_dir: Path | None = None,
         real_path: str | None = None,
+        file_sig: tuple[int, int, int] | None = None,
         body_text: BodyText | None = None,
     ) -> None:
         init = object.__setattr__
@@ -83,6 +86,7 @@ class Entry:
         init(self, "manifest", manifest or Manifest())
         init(self, "search_dir", search_dir)
         init(self, "real_path", real_path or os.path.realpath(path))
+        init(self, "file_sig", file_sig)
         init(self, "body_text", body_text or BodyText(path if body is None else None, body))
 
     @property

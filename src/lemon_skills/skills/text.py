@@ -1,0 +1,260 @@
+"""Text normalisation for ranking: word splitting, stop words, stemming and edit distance.
+
+Pure functions over strings, shared by the index builder and the query side so both normalise
+alike. The stemmer is the classic Porter algorithm (1980): it is small, deterministic and
+conflates the inflections users mix freely ("deploying" / "deployment" / "deploys").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from functools import lru_cache
+
+_WORD = re.compile(r"[a-z0-9]+")
+_SPLIT_KEY = re.compile(r"[-_.\s/]+")
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
+def _word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+#: English function words plus request filler ("please", "help me"...). They carry no
+#: topic, and leaving them in lets a long question match every long skill a little.
+STOP_WORDS = _word_set(
+    """
+    a about above after again against all also am an and any are aren as at be because been
+    before being below between both but by can cannot could couldn did didn do does doesn
+    doing don down during each either etc even ever every few for from further get gets
+    getting give go goes going got had hadn has hasn have haven having he her here hers
+    herself him himself his how however i id if im in into is isn it its itself ive just
+    keep let lets like ll me might mine more most much must mustn my myself need needs no
+    nor not now of off often on once only or other others our ours ourselves out over own
+    please re really s same shall she should shouldn so some something such sure t than that
+    thats the their theirs them themselves then there these they this those though through
+    thus to too under until up upon us use used uses using ve very via want wants was wasn
+    way we well were weren what whats when where whether which while who whom whose why will
+    with within without won would wouldn yes yet you youd your yours yourself yourselves u
+    ur pls thanks thank hey hi hello help helps able anyone someone one ones thing things
+    stuff kind sort lot lots bit can't don't i'm
+    """
+)
+
+
+def fold(text: str) -> str:
+    """Lower-case ``text`` and strip accents so "Café" and "cafe" compare equal."""
+    text = text.casefold()
+    if text.isascii():
+        return text
+    return _COMBINING.sub("", unicodedata.normalize("NFKD", text))
+
+
+def words(text: str) -> list[str]:
+    """Folded alphanumeric runs of ``text``, stop words included (for phrase positions)."""
+    return _WORD.findall(fold(text))
+
+
+def key_words(key: str) -> list[str]:
+    """The words of a skill key or name: ``pdf-to_markdown`` -> ``pdf``, ``to``, ``markdown``."""
+    return [w for part in _SPLIT_KEY.split(fold(key)) for w in _WORD.findall(part)]
+
+
+def is_content(word: str) -> bool:
+    """True for a word that can carry topic: not a stop word, a lone letter or a small number."""
+    return len(word) > 1 and word not in STOP_WORDS and not (word.isdigit() and len(word) < 3)
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """Porter stem of a folded word; digits and short words pass through unchanged."""
+    if len(word) <= 2 or not word.isalpha():
+        return word
+    return _porter(word)
+
+
+def terms(text: str) -> list[str]:
+    """Stemmed content words of ``text`` in order (the unit the index counts)."""
+    return [stem(w) for w in words(text) if is_content(w)]
+
+
+def term_counts(text: str) -> Counter[str]:
+    """``Counter(terms(text))``, computed over distinct words first (much faster on prose)."""
+    out: Counter[str] = Counter()
+    cache = _TERM_OF
+    for w, n in Counter(words(text)).items():
+        t = cache.get(w, "")
+        if t == "":
+            t = cache[w] = stem(w) if is_content(w) else None
+        if t is not None:
+            out[t] += n
+    return out
+
+
+#: word -> its term, or None for a stop word; bounded by the vocabulary of the skills seen.
+_TERM_OF: dict[str, str | None] = {}
+
+
+def within_one_edit(a: str, b: str) -> bool:
+    """True when ``a`` and ``b`` differ by at most one insert, delete, substitution or swap."""
+    la, lb = len(a), len(b)
+    if abs(la - lb) > 1:
+        return False
+    if la > lb:
+        a, b, la, lb = b, a, lb, la
+    i = 0
+    while i < la and a[i] == b[i]:
+        i += 1
+    if i == la:
+        return True
+    if la == lb:
+        if a[i + 1 :] == b[i + 1 :]:
+            return True
+        return a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
+    return a[i:] == b[i + 1 :]
+
+
+def deletions(word: str) -> set[str]:
+    """``word`` and every string one deletion away (the keys of a typo-tolerant lookup)."""
+    return {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}
+
+
+# --- Porter stemmer -------------------------------------------------------------------------
+
+_VOWELS = frozenset("aeiou")
+
+
+def _cons(w: str, i: int) -> bool:
+    c = w[i]
+    if c in _VOWELS:
+        return False
+    if c == "y":
+        return i == 0 or not _cons(w, i - 1)
+    return True
+
+
+def _measure(stem_: str) -> int:
+    """Porter's m: the number of vowel-consonant sequences in ``stem_``."""
+    m = 0
+    prev_vowel = False
+    for i in range(len(stem_)):
+        vowel = not _cons(stem_, i)
+        if prev_vowel and not vowel:
+            m += 1
+        prev_vowel = vowel
+    return m
+
+
+def _has_vowel(stem_: str) -> bool:
+    return any(not _cons(stem_, i) for i in range(len(stem_)))
+
+
+def _double_cons(w: str) -> bool:
+    return len(w) >= 2 and w[-1] == w[-2] and _cons(w, len(w) - 1)
+
+
+def _cvc(w: str) -> bool:
+    if len(w) < 3:
+        return False
+    n = len(w)
+    return _cons(w, n - 3) and not _cons(w, n - 2) and _cons(w, n - 1) and w[-1] not in "wxy"
+
+
+_STEP2 = (
+    ("ational", "ate"),
+    ("tional", "tion"),
+    ("enci", "ence"),
+    ("anci", "ance"),
+    ("izer", "ize"),
+    ("bli", "ble"),
+    ("alli", "al"),
+    ("entli", "ent"),
+    ("eli", "e"),
+    ("ousli", "ous"),
+    ("ization", "ize"),
+    ("ation", "ate"),
+    ("ator", "ate"),
+    ("alism", "al"),
+    ("iveness", "ive"),
+    ("fulness", "ful"),
+    ("ousness", "ous"),
+    ("aliti", "al"),
+    ("iviti", "ive"),
+    ("biliti", "ble"),
+    ("logi", "log"),
+)
+_STEP3 = (
+    ("icate", "ic"),
+    ("ative", ""),
+    ("alize", "al"),
+    ("iciti", "ic"),
+    ("ical", "ic"),
+    ("ful", ""),
+    ("ness", ""),
+)
+_STEP4 = sorted(
+    _word_set("al ance ence er ic able ible ant ement ment ent ion ou ism ate iti ous ive ize"),
+    key=len,
+    reverse=True,
+)
+
+
+def _replace(w: str, table: tuple[tuple[str, str], ...], min_m: int) -> str:
+    for suffix, repl in table:
+        if w.endswith(suffix):
+            base = w[: -len(suffix)]
+            return base + repl if _measure(base) > min_m else w
+    return w
+
+
+def _step1ab(w: str) -> str:
+    if w.endswith(("sses", "ies")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    if w.endswith("eed"):
+        return w[:-1] if _measure(w[:-3]) > 0 else w
+    for suffix in ("ed", "ing"):
+        if w.endswith(suffix) and _has_vowel(w[: -len(suffix)]):
+            w = w[: -len(suffix)]
+            if w.endswith(("at", "bl", "iz")):
+                return w + "e"
+            if _double_cons(w) and w[-1] not in "lsz":
+                return w[:-1]
+            if _measure(w) == 1 and _cvc(w):
+                return w + "e"
+            return w
+    return w
+
+
+def _step4(w: str) -> str:
+    for suffix in _STEP4:
+        if w.endswith(suffix):
+            base = w[: -len(suffix)]
+            if suffix == "ion" and not base.endswith(("s", "t")):
+                return w
+            return base if _measure(base) > 1 else w
+    return w
+
+
+def _step5(w: str) -> str:
+    if w.endswith("e"):
+        base = w[:-1]
+        m = _measure(base)
+        if m > 1 or (m == 1 and not _cvc(base)):
+            w = base
+    if w.endswith("ll") and _measure(w) > 1:
+        w = w[:-1]
+    return w
+
+
+def _porter(w: str) -> str:
+    w = _step1ab(w)
+    # Porter2's rule: "deploy" keeps its y (so "deploying" meets "deployment"), "query" does not.
+    if len(w) > 2 and w.endswith("y") and w[-2] not in _VOWELS:
+        w = w[:-1] + "i"
+    w = _replace(w, _STEP2, 0)
+    w = _replace(w, _STEP3, 0)
+    w = _step4(w)
+    return _step5(w)

@@ -1,0 +1,98 @@
+"""``lemon skill find`` and ``lemon skill eval``."""
+
+from __future__ import annotations
+
+import json
+
+from lemon_skills.cli import main
+from tests.helpers.skills import write_skill
+
+
+def _skills(root):
+    write_skill(root, "kubernetes-deploy", description="Deploy services to Kubernetes clusters.")
+    write_skill(root, "release-notes", description="Write release notes from merged PRs.")
+    write_skill(root, "postgres-tuning", description="Tune slow PostgreSQL queries and indexes.")
+
+
+def test_find_prints_the_best_skill(project, project_skills, capsys):
+    _skills(project_skills)
+    assert main(["skill", "find", "deploy", "to", "kubernetes", "--cwd", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].split()[1] == "kubernetes-deploy"
+
+
+def test_find_explain_shows_score_parts(project, project_skills, capsys):
+    _skills(project_skills)
+    assert main(["skill", "find", "deploy kuberntes", "--explain", "--cwd", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("kubernetes-deploy")
+    assert "term:deploy" in out
+    assert "term:kubernet<-kuberntes" in out
+    assert "coverage" in out
+
+
+def test_find_json_carries_scores_and_parts(project, project_skills, capsys):
+    _skills(project_skills)
+    assert main(["skill", "find", "slow postgres", "--json", "-n", "1", "--cwd", str(project)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["key"] for d in data] == ["postgres-tuning"]
+    assert data[0]["score"] > 0 and "term:postgr" in data[0]["parts"]
+
+
+def test_find_with_nothing_relevant_says_so(project, project_skills, capsys):
+    _skills(project_skills)
+    assert main(["skill", "find", "knitting patterns for scarves", "--cwd", str(project)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "no skill is relevant" in captured.err
+
+
+def test_eval_reports_metrics_and_misses(project, project_skills, tmp_path, capsys):
+    _skills(project_skills)
+    queries = tmp_path / "q.jsonl"
+    lines = [
+        {"query": "deploy to kubernetes", "expected": ["kubernetes-deploy"], "kind": "terse"},
+        {"query": "changelog for the release", "expected": ["release-notes"], "kind": "paraphrase"},
+        {"query": "bake sourdough bread", "expected": [], "kind": "none"},
+        {"query": "index my postgres", "expected": ["release-notes"], "kind": "terse"},
+    ]
+    queries.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    args = ["skill", "eval", "--queries", str(queries), "--cwd", str(project)]
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["count"] == 4 and report["none"] == 1
+    assert report["recall_at_1"] == 2 / 3
+    assert report["none_rejection"] == 1.0
+    assert [m["query"] for m in report["misses"]] == ["index my postgres"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "recall@1        0.667" in out
+    assert "index my postgres" in out
+
+
+def test_eval_with_a_bad_queries_file_is_an_error(project, tmp_path, capsys):
+    bad = tmp_path / "q.jsonl"
+    bad.write_text("{oops\n")
+    assert main(["skill", "eval", "--queries", str(bad), "--cwd", str(project)]) == 1
+    assert "q.jsonl:1" in capsys.readouterr().err
+
+
+def test_eval_on_a_plain_skills_directory(tmp_path, capsys):
+    repo = tmp_path / "repo"
+    _skills(repo)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        json.dumps({"query": "slow postgres", "expected": ["postgres-tuning"], "kind": "terse"})
+    )
+    args = ["skill", "eval", "--queries", str(queries), "--skills", str(repo), "--json"]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["recall_at_1"] == 1.0
+
+
+def test_eval_on_a_directory_without_skills_is_an_error(tmp_path, capsys):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"query": "x", "expected": []}\n')
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["skill", "eval", "--queries", str(queries), "--skills", str(empty)]) == 1
+    assert "no skills in" in capsys.readouterr().err
