@@ -10,6 +10,7 @@ The facade mirrors the LemonSkills design document::
 
 from __future__ import annotations
 
+from .config import configure
 from .errors import LemonSkillsError, SkillNotFound
 from .skills.api import (
     diagnostics,
@@ -33,6 +34,7 @@ __all__ = [
     "LemonSkillsError",
     "SkillNotFound",
     "SkillStatus",
+    "configure",
     "diagnostics",
     "disable",
     "enable",

@@ -96,6 +96,6 @@ def validate_mcp_servers(
     Every error names its entry (index, name when it has one) and the reason, e.g.
     ``entry 1 (git): stdio command cannot be empty``. Nothing is raised for bad entries.
     """
-    from .mcp.config import validate_servers
+    from .mcp.parse import validate_servers
 
     return validate_servers(configs)

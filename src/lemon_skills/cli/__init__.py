@@ -22,6 +22,7 @@ from ..paths import agent_dir
 COMMANDS: dict[str, str] = {
     "skill": "lemon_skills.cli.skills:skill",
     "prompt": "lemon_skills.cli.prompt:prompt",
+    "mcp": "lemon_skills.cli.mcp:mcp",
 }
 
 

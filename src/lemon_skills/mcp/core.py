@@ -97,6 +97,11 @@ class SourceCore:
         self._views.move_to_end(cwd)
         return view
 
+    def conflicts(self, cwd: Path) -> list[dict[str, Any]]:
+        """Naming conflicts of ``cwd``'s last catalogue (no I/O, safe from any thread)."""
+        view = self._views.get(cwd)
+        return [c.to_dict() for c in view.conflicts] if view is not None else []
+
     def views(self) -> list[View]:
         """Every live view, most recently used last."""
         return list(self._views.values())

@@ -20,8 +20,9 @@ from typing import Any
 
 from .. import config as settings_mod
 from ..paths import agent_dir
-from .config import ConfigIssue, Origin, ServerConfig, document_entries, validate_servers
+from .config import ConfigIssue, Origin, ServerConfig
 from .naming import assign_server_names, server_name
+from .parse import document_entries, validate_servers
 
 _TRUTHY = frozenset({"1", "true", "yes", "on"})
 

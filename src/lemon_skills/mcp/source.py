@@ -212,6 +212,12 @@ class McpSource:
         where = self._dir(cwd)
         return self._run(lambda: self._specs(where))
 
+    def naming_conflicts(self, cwd: PathArg = None) -> list[dict[str, Any]]:
+        """Tool names that several MCP tools wanted in ``cwd`` and how each was resolved
+        (from the last discovery; no I/O)."""
+        core = self._core
+        return core.conflicts(self._dir(cwd)) if core is not None else []
+
     def close(self) -> None:
         """Stop every server and release the loop (idempotent)."""
         loop = self._sync
