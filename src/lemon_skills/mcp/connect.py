@@ -26,13 +26,14 @@ from typing import Any, TextIO
 import anyio
 import httpx2
 from anyio.streams.memory import MemoryObjectReceiveStream
-from mcp import Client
 from mcp.client.session import MessageHandlerFnT, SamplingFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import Implementation
+
+from mcp import Client
 
 from .. import __version__
 from ..errors import McpConnectError, McpError
@@ -49,11 +50,10 @@ NotificationFn = Callable[[Any], Awaitable[None]]
 
 
 @dataclass(eq=False)
-class Connection:
-    """A live session: the SDK ``Client`` plus what the manager watches."""
+class Probe:
+    """What one connection attempt has observed so far; filled in while it runs, so a caller
+    can explain a failure before the attempt has finished tearing down."""
 
-    client: Client
-    config: ServerConfig
     closed: anyio.Event = field(default_factory=anyio.Event)
     stderr: deque[bytes] = field(default_factory=deque)
     protocol_errors: int = 0
@@ -63,6 +63,24 @@ class Connection:
         text = b"".join(self.stderr).decode("utf-8", "replace")
         kept = [ln.strip() for ln in text.splitlines() if ln.strip()]
         return " | ".join(kept[-lines:])
+
+
+@dataclass(eq=False)
+class Connection:
+    """A live session: the SDK ``Client`` plus what the manager watches."""
+
+    client: Client
+    config: ServerConfig
+    probe: Probe
+
+    @property
+    def closed(self) -> anyio.Event:
+        """Set once the transport's read side has ended (the server is gone)."""
+        return self.probe.closed
+
+    def stderr_tail(self, lines: int = 3) -> str:
+        """The last lines the server wrote to stderr."""
+        return self.probe.stderr_tail(lines)
 
 
 def expand(text: str, env: Mapping[str, str]) -> str:
@@ -96,64 +114,67 @@ async def connect(
     on_notification: NotificationFn | None = None,
     client_info: Implementation | None = None,
     ready_timeout: float | None = None,
+    probe: Probe | None = None,
 ) -> AsyncIterator[Connection]:
     """Open a session; the handshake (``server/discover`` or ``initialize``) is done on entry.
 
     ``on_notification`` receives server notifications (list changes, log messages). The
     handshake must finish within ``ready_timeout`` seconds (default: the entry's
-    ``ready_timeout_ms``); after that the session lives until the block exits.
+    ``ready_timeout_ms``); after that the session lives until the block exits. ``probe``
+    (optional) is filled with what the attempt observes (stderr, bad stdout lines, closure).
 
     Raises:
         McpConnectError: the command is missing or the server could not be reached or
             initialised; the message says why.
     """
     env = dict(os.environ)
-    conn_box: list[Connection] = []
+    seen = probe if probe is not None else Probe()
 
     async def handler(message: Any) -> None:
         if isinstance(message, Exception):
-            if conn_box:
-                conn_box[0].protocol_errors += 1
+            seen.protocol_errors += 1
             return
         if on_notification is not None:
             await on_notification(message)
 
     message_handler: MessageHandlerFnT = handler
     ready_s = config.ready_timeout_ms / 1000 if ready_timeout is None else ready_timeout
-    stderr: deque[bytes] = deque()
-    closed = anyio.Event()
-    conn: Connection | None = None
     # One scope spans the whole session so the startup deadline can be lifted once it is up
     # (a scope around the entry alone would end before the transport's task groups do).
     with anyio.CancelScope(deadline=anyio.current_time() + ready_s) as scope:
         async with AsyncExitStack() as stack:
-            errlog = _stderr_sink(stack, stderr) if isinstance(config, StdioServer) else None
+            errlog = _stderr_sink(stack, seen.stderr) if isinstance(config, StdioServer) else None
             transport = await _open_transport(config, env, stack, errlog, auth, http_client)
             client = Client(
-                _Watched(transport, closed),
+                _Watched(transport, seen.closed),
                 mode=config.protocol,
                 sampling_callback=sampling_callback,
                 message_handler=message_handler,
                 client_info=client_info or Implementation(name="lemon-skills", version=__version__),
                 cache=None,
             )
-            conn = Connection(client=client, config=config, closed=closed, stderr=stderr)
-            conn_box.append(conn)
             try:
                 await stack.enter_async_context(client)
             except Exception as exc:  # any startup failure becomes one readable error
-                raise McpConnectError(startup_failure(exc, conn), server=config.name) from exc
+                raise McpConnectError(
+                    startup_failure(exc, seen, config), server=config.name
+                ) from exc
             finally:
                 # The child has its own copy of the stderr pipe; ours would only keep it open.
                 if errlog is not None:
                     _close_quietly(errlog)
             scope.deadline = math.inf
-            yield conn
+            yield Connection(client=client, config=config, probe=seen)
             return
     # Only reached when the startup deadline cancelled the entry.
-    probe = conn or Connection(client=None, config=config, closed=closed, stderr=stderr)  # type: ignore[arg-type]
-    reason = f"no answer within {ready_s:g} s (startup timed out)"
-    raise McpConnectError(startup_failure(TimeoutError(reason), probe), server=config.name)
+    raise McpConnectError(
+        startup_failure(startup_timeout(ready_s), seen, config), server=config.name
+    )
+
+
+def startup_timeout(seconds: float) -> TimeoutError:
+    """The error of a server that did not finish its handshake in time."""
+    return TimeoutError(f"no answer within {seconds:g} s (startup timed out)")
 
 
 async def _open_transport(
@@ -341,12 +362,12 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def startup_failure(exc: BaseException, conn: Connection) -> str:
+def startup_failure(exc: BaseException, probe: Probe, config: ServerConfig) -> str:
     """Why a connection did not come up, with the server's own last words when it has any."""
     reason = describe(exc)
-    if conn.closed.is_set() and isinstance(conn.config, StdioServer):
+    if probe.closed.is_set() and isinstance(config, StdioServer):
         reason = f"server exited during startup ({reason})"
-    if conn.protocol_errors:
-        reason += f"; it wrote {conn.protocol_errors} line(s) that are not JSON-RPC to stdout"
-    tail = conn.stderr_tail()
+    if probe.protocol_errors:
+        reason += f"; it wrote {probe.protocol_errors} line(s) that are not JSON-RPC to stdout"
+    tail = probe.stderr_tail()
     return f"{reason}; stderr: {tail}" if tail else reason

@@ -10,6 +10,7 @@ depends on which directory the call comes from.
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -38,6 +39,8 @@ from .results import (
     tool_result,
 )
 
+#: Catalogue versions, unique across views (tool objects are cached per version).
+_generations = itertools.count(1)
 #: Views kept for this many directories (least recently used dropped first).
 MAX_VIEWS = 32
 
@@ -79,7 +82,7 @@ class SourceCore:
 
     def view(self, cwd: Path) -> View:
         """The (possibly new) view for ``cwd``; reloads config when its sources changed."""
-        fp = resolve.fingerprint(cwd, self._servers)
+        fp = resolve.fingerprint(cwd, self._servers, include_config=self._include_config)
         view = self._views.get(cwd)
         if view is None or view.fingerprint != fp:
             config = resolve.load(
@@ -258,7 +261,7 @@ class SourceCore:
         view.specs, view.conflicts = build(entries)
         view.by_name = {s.name: s for s in view.specs}
         view.versions = versions
-        view.generation += 1
+        view.generation = next(_generations)
 
     def _retire_unused(self) -> None:
         used = {h.key for v in self._views.values() for h in v.handles}

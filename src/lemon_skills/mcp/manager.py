@@ -17,14 +17,15 @@ from typing import Any, TypeVar
 
 import anyio
 import httpx2
-from mcp import types
 from mcp.client.session import SamplingFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from mcp import types
+
 from ..errors import McpToolError, UsageError
 from .config import ServerConfig
-from .connect import Connection, connect, describe
+from .connect import Connection, Probe, connect, describe, startup_failure, startup_timeout
 from .handle import ServerHandle, fetch_listing
 
 T = TypeVar("T")
@@ -130,16 +131,25 @@ class McpManager:
                 handle.scope.cancel()
             handle.notify()
 
-    def reconnect(self, handle: ServerHandle) -> None:
-        """Drop the session now and start a new attempt without waiting for the backoff."""
+    def reconnect(
+        self, handle: ServerHandle, *, start: bool = True, reason: str | None = None
+    ) -> None:
+        """Drop the session now; the next attempt needs no backoff wait.
+
+        With ``start`` the attempt begins at once (the caller awaits it, e.g. ``refresh``);
+        otherwise it waits for the next ``connect_all`` unless the manager retries on its own.
+        """
         if handle.stopped:
             return
         handle.conn = None
         handle.state = "failed"
         handle.retry_at = anyio.current_time()
+        if reason is not None:
+            handle.last_error = reason
         if handle.scope is not None:
             handle.scope.cancel()
-        handle.wake.set()
+        if start or self._auto_retry:
+            handle.wake.set()
         handle.notify()
 
     async def connect_all(
@@ -235,14 +245,14 @@ class McpManager:
                     f"{what} timed out after {timeout:g} s", server=handle.name
                 ) from None
             if _broken(exc):
-                self.reconnect(handle)
+                self.reconnect(handle, start=False, reason=f"connection lost ({exc.message})")
             raise McpToolError(f"{what} failed: {exc.message}", server=handle.name) from exc
         except TimeoutError:
             raise McpToolError(
                 f"{what} timed out after {timeout:g} s", server=handle.name
             ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
-            self.reconnect(handle)
+            self.reconnect(handle, start=False, reason="connection lost")
             raise McpToolError(f"{what} failed: connection lost", server=handle.name) from exc
         except (ValidationError, RuntimeError) as exc:
             reason = f"the server's answer is invalid: {describe(exc)}"
@@ -270,27 +280,44 @@ class McpManager:
         h.attempts += 1
         h.state = "connecting"
         h.notify()
-        started = anyio.current_time()
-        connected_at: float | None = None
-        with anyio.CancelScope() as scope:
-            h.scope = scope
-            try:
-                async with self._open(h) as conn:
-                    with anyio.fail_after(h.config.ready_timeout_ms / 1000):
-                        listing = await fetch_listing(conn, now=anyio.current_time())
-                    connected_at = anyio.current_time()
-                    self._up(h, conn, listing)
-                    await conn.closed.wait()
-                    tail = conn.stderr_tail()
-                    h.last_error = "connection closed by the server" + (
-                        f"; stderr: {tail}" if tail else ""
-                    )
-            except Exception as exc:  # per-server isolation: the failure is this server's status
-                h.last_error = _reason(exc)
+        probe = Probe()
+        up: list[float] = []
+        async with anyio.create_task_group() as watch:
+            watch.start_soon(self._watchdog, h, probe)
+            with anyio.CancelScope() as scope:
+                h.scope = scope
+                await self._session(h, probe, up)
+            watch.cancel_scope.cancel()
         h.scope = None
-        self._down(h, forced=scope.cancel_called, lived=connected_at, started=started)
+        self._down(h, forced=scope.cancel_called, lived=up[0] if up else None)
 
-    def _open(self, h: ServerHandle) -> Any:
+    async def _session(self, h: ServerHandle, probe: Probe, up: list[float]) -> None:
+        """Connect, list and hold the session until it ends; ``up`` gets the time it came up."""
+        try:
+            async with self._open(h, probe) as conn:
+                with anyio.fail_after(h.config.ready_timeout_ms / 1000):
+                    listing = await fetch_listing(conn, now=anyio.current_time())
+                up.append(anyio.current_time())
+                self._up(h, conn, listing)
+                await conn.closed.wait()
+                tail = conn.stderr_tail()
+                h.last_error = "connection closed by the server" + (
+                    f"; stderr: {tail}" if tail else ""
+                )
+        except Exception as exc:  # per-server isolation: the failure is this server's status
+            h.last_error = _reason(exc)
+
+    async def _watchdog(self, h: ServerHandle, probe: Probe) -> None:
+        """Report a startup timeout at the deadline, not after the slow teardown of the
+        attempt (a server that ignores EOF takes seconds to be stopped)."""
+        ready_s = h.config.ready_timeout_ms / 1000
+        await anyio.sleep(ready_s)
+        if h.state == "connecting":
+            h.last_error = startup_failure(startup_timeout(ready_s), probe, h.config)
+            h.state = "failed"
+            h.notify()
+
+    def _open(self, h: ServerHandle, probe: Probe) -> Any:
         cfg = h.config
         auth = self._auth_factory(cfg) if self._auth_factory else None
         sampling = self._sampling_factory(cfg) if self._sampling_factory else None
@@ -305,6 +332,7 @@ class McpManager:
             sampling_callback=sampling,
             on_notification=on_notification,
             client_info=self._client_info,
+            probe=probe,
         )
 
     def _up(self, h: ServerHandle, conn: Connection, listing: Any) -> None:
@@ -320,7 +348,7 @@ class McpManager:
         h.server_info = info.model_dump(mode="json", exclude_none=True) if info else None
         h.notify()
 
-    def _down(self, h: ServerHandle, *, forced: bool, lived: float | None, started: float) -> None:
+    def _down(self, h: ServerHandle, *, forced: bool, lived: float | None) -> None:
         now = anyio.current_time()
         h.conn = None
         if h.stopped:

@@ -60,12 +60,17 @@ def env_disabled(env: Mapping[str, str] | None = None) -> bool:
 
 
 def fingerprint(
-    cwd: Path, servers: Sequence[object] | None, env: Mapping[str, str] | None = None
+    cwd: Path,
+    servers: Sequence[object] | None,
+    *,
+    include_config: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[object, ...]:
     """Changes whenever anything ``load`` reads changes (cheap: two stats, no parsing)."""
     env = os.environ if env is None else env
     stats: list[tuple[int, int, int] | None] = []
-    for path in (global_config_path(), project_config_path(cwd)):
+    paths = (global_config_path(), project_config_path(cwd)) if include_config else ()
+    for path in paths:
         try:
             st = path.stat()
             stats.append((st.st_mtime_ns, st.st_size, st.st_ino))
@@ -74,7 +79,7 @@ def fingerprint(
     return (
         str(cwd),
         tuple(stats),
-        env.get("LEMON_MCP_SERVERS"),
+        env.get("LEMON_MCP_SERVERS") if include_config else None,
         env_disabled(env),
         settings_mod.settings().generation,
         id(servers),
