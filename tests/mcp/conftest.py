@@ -22,22 +22,6 @@ def reset_settings() -> Iterator[None]:
 
 
 @pytest.fixture
-def make_source() -> Iterator[Callable[..., McpSource]]:
-    """Build sources (files and env ignored unless asked) that are closed after the test."""
-    made: list[McpSource] = []
-
-    def make(servers: list[Any] | None = None, **kw: Any) -> McpSource:
-        kw.setdefault("include_config", False)
-        source = McpSource(servers, **kw)
-        made.append(source)
-        return source
-
-    yield make
-    for source in made:
-        source.close()
-
-
-@pytest.fixture
 def serve() -> Iterator[Callable[[Any], Served]]:
     """Serve ASGI apps on 127.0.0.1 for the duration of the test."""
     running: list[Served] = []
@@ -50,6 +34,23 @@ def serve() -> Iterator[Callable[[Any], Served]]:
     yield start
     for served in running:
         served.close()
+
+
+@pytest.fixture
+def make_source(serve: Callable[[Any], Served]) -> Iterator[Callable[..., McpSource]]:
+    """Build sources (files and env ignored unless asked) that are closed after the test,
+    before any server the test started (``serve`` is torn down after this fixture)."""
+    made: list[McpSource] = []
+
+    def make(servers: list[Any] | None = None, **kw: Any) -> McpSource:
+        kw.setdefault("include_config", False)
+        source = McpSource(servers, **kw)
+        made.append(source)
+        return source
+
+    yield make
+    for source in made:
+        source.close()
 
 
 @pytest.fixture

@@ -41,8 +41,10 @@ from .config import HttpServer, ServerConfig, SseServer, StdioServer
 
 #: Bytes of a server's stderr kept for error messages.
 STDERR_TAIL_BYTES = 8192
-#: The legacy SSE stream may stay silent for this long before the SDK gives up on it.
-SSE_READ_TIMEOUT_S = 300.0
+#: How long an event stream (legacy SSE, Streamable HTTP GET) may stay silent. Long on purpose:
+#: the synchronous facade pauses its loop between calls, and a short read timeout would then
+#: drop idle streams; every request still has its own ``timeout_ms``.
+SSE_READ_TIMEOUT_S = 24 * 3600.0
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -57,6 +59,12 @@ class Probe:
     closed: anyio.Event = field(default_factory=anyio.Event)
     stderr: deque[bytes] = field(default_factory=deque)
     protocol_errors: int = 0
+    http_status: int | None = None
+
+    async def on_response(self, response: httpx2.Response) -> None:
+        """httpx2 response hook: remember the last error status (the SDK does not say it)."""
+        if response.status_code >= 400:
+            self.http_status = response.status_code
 
     def stderr_tail(self, lines: int = 3) -> str:
         """The last lines the server wrote to stderr (empty for HTTP/SSE)."""
@@ -144,7 +152,7 @@ async def connect(
     with anyio.CancelScope(deadline=anyio.current_time() + ready_s) as scope:
         async with AsyncExitStack() as stack:
             errlog = _stderr_sink(stack, seen.stderr) if isinstance(config, StdioServer) else None
-            transport = await _open_transport(config, env, stack, errlog, auth, http_client)
+            transport = await _open_transport(config, env, stack, errlog, auth, http_client, seen)
             client = Client(
                 _Watched(transport, seen.closed),
                 mode=config.protocol,
@@ -184,23 +192,38 @@ async def _open_transport(
     errlog: Any,
     auth: httpx2.Auth | None,
     http_client: httpx2.AsyncClient | None,
+    probe: Probe,
 ) -> Any:
     if isinstance(config, StdioServer):
         return stdio_client(stdio_parameters(config, env), errlog=errlog)
     url = expand(config.url, env)
     headers = {k: expand(v, env) for k, v in config.headers.items()}
+    hooks = {"response": [probe.on_response]}
     if isinstance(config, SseServer):
+
+        def factory(
+            headers: dict[str, str] | None = None,
+            timeout: httpx2.Timeout | None = None,
+            auth: httpx2.Auth | None = None,
+        ) -> httpx2.AsyncClient:
+            return httpx2.AsyncClient(
+                headers=headers, timeout=timeout, auth=auth, event_hooks=hooks
+            )
+
         return sse_client(
             url,
             headers=headers or None,
             timeout=config.timeout_ms / 1000,
             sse_read_timeout=SSE_READ_TIMEOUT_S,
             auth=auth,
+            httpx_client_factory=factory,
         )
     assert isinstance(config, HttpServer)
     if http_client is None:
         timeout = httpx2.Timeout(config.timeout_ms / 1000, read=SSE_READ_TIMEOUT_S)
-        http_client = httpx2.AsyncClient(headers=headers, auth=auth, timeout=timeout)
+        http_client = httpx2.AsyncClient(
+            headers=headers, auth=auth, timeout=timeout, event_hooks=hooks
+        )
         await stack.enter_async_context(http_client)
     return streamable_http_client(url, http_client=http_client)
 
@@ -367,6 +390,8 @@ def startup_failure(exc: BaseException, probe: Probe, config: ServerConfig) -> s
     reason = describe(exc)
     if probe.closed.is_set() and isinstance(config, StdioServer):
         reason = f"server exited during startup ({reason})"
+    if probe.http_status is not None and str(probe.http_status) not in reason:
+        reason += f" (HTTP {probe.http_status})"
     if probe.protocol_errors:
         reason += f"; it wrote {probe.protocol_errors} line(s) that are not JSON-RPC to stdout"
     tail = probe.stderr_tail()

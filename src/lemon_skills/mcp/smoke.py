@@ -326,13 +326,19 @@ def _initialized_notification() -> None:
         tools = {t["name"] for t in reply.get("result", {}).get("tools", [])}
         _expect(tools >= {"echo", "fail"}, "the request after the notification failed")
     finally:
-        if proc.stdin:
-            proc.stdin.close()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    if proc.stdin:
+        proc.stdin.close()
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if proc.stdout:
+        proc.stdout.close()
 
 
 def _send(proc: subprocess.Popen[str], message: dict[str, Any]) -> None:
