@@ -79,6 +79,9 @@ class SourceCore:
         self._disabled = disabled
         self.cache_ttl_s = cache_ttl_s
         self._views: OrderedDict[Path, View] = OrderedDict()
+        # Every name any live view offers -> its spec, newest catalogue winning; the fast path
+        # for calls that name no directory.
+        self._latest: dict[str, ToolSpec] = {}
 
     def view(self, cwd: Path) -> View:
         """The (possibly new) view for ``cwd``; reloads config when its sources changed."""
@@ -97,6 +100,7 @@ class SourceCore:
             while len(self._views) > MAX_VIEWS:
                 self._views.popitem(last=False)
             self._retire_unused()
+            self._reindex()
         self._views.move_to_end(cwd)
         return view
 
@@ -134,15 +138,13 @@ class SourceCore:
                 await self.discover(view.cwd)
 
     def find(self, name: str, cwd: Path | None) -> ToolSpec | None:
-        """The spec called ``name`` in ``cwd``'s view, else in any view (newest first)."""
-        if cwd is not None and cwd in self._views:
-            spec = self._views[cwd].by_name.get(name)
+        """The spec called ``name`` in ``cwd``'s view, else in the newest catalogue naming it."""
+        if cwd is not None:
+            view = self._views.get(cwd)
+            spec = view.by_name.get(name) if view is not None else None
             if spec is not None:
                 return spec
-        for view in reversed(self.views()):
-            if name in view.by_name:
-                return view.by_name[name]
-        return None
+        return self._latest.get(name)
 
     def unknown(self, name: str, cwd: Path | None) -> McpToolError:
         """The error for a name no view knows, with the closest names as a hint."""
@@ -167,7 +169,7 @@ class SourceCore:
             raise McpToolError(
                 "no longer configured", server=spec.server, hint="rediscover the tools"
             )
-        args = dict(params)
+        args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
             timeout = h.config.timeout_ms / 1000
 
@@ -262,6 +264,13 @@ class SourceCore:
         view.by_name = {s.name: s for s in view.specs}
         view.versions = versions
         view.generation = next(_generations)
+        self._reindex()
+
+    def _reindex(self) -> None:
+        latest: dict[str, ToolSpec] = {}
+        for view in sorted(self._views.values(), key=lambda v: v.generation):
+            latest.update(view.by_name)
+        self._latest = latest
 
     def _retire_unused(self) -> None:
         used = {h.key for v in self._views.values() for h in v.handles}

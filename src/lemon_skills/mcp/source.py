@@ -86,6 +86,7 @@ class McpSource:
         self._main: asyncio.Task[None] | None = None
         self._owned: McpManager | None = None
         self._token: anyio.lowlevel.EventLoopToken | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._start_lock = threading.Lock()
         self._tools: dict[tuple[Path, int], list[Tool]] = {}
 
@@ -99,6 +100,7 @@ class McpSource:
         self._owned = manager
         self._core = self._new_core(manager)
         self._token = anyio.lowlevel.current_token()
+        self._loop = _running_loop()
         manager.start_soon(self._ticker)
         return self
 
@@ -109,6 +111,7 @@ class McpSource:
         tb: TracebackType | None,
     ) -> None:
         manager, self._owned, self._core, self._token = self._owned, None, None, None
+        self._loop = None
         if manager is not None:
             await manager.__aexit__(exc_type, exc, tb)
 
@@ -137,8 +140,15 @@ class McpSource:
         Raises:
             McpToolError: unknown name, server down, timeout, protocol error.
         """
+        args = dict(params) if params else {}
+        core, loop = self._core, self._loop
+        if core is not None and loop is not None and cwd is None and _running_loop() is loop:
+            # The hot path of an agent loop inside `async with`: no thread hop, no path work.
+            spec = core.find(name, None)
+            if spec is not None:
+                return await core.invoke(spec, args)
         where = self._dir(cwd)
-        return await self._arun(lambda: self._call(name, dict(params or {}), where))
+        return await self._arun(lambda: self._call(name, args, where))
 
     async def arefresh(self, cwd: PathArg = None) -> None:
         """Re-list every server of ``cwd`` now and reconnect the ones that are down."""
@@ -181,8 +191,14 @@ class McpSource:
         self, name: str, params: Mapping[str, Any] | None = None, *, cwd: PathArg = None
     ) -> ToolResult:
         """Synchronous ``acall_tool``."""
+        args = dict(params) if params else {}
+        core, sync = self._core, self._sync
+        if core is not None and sync is not None and cwd is None and self._owned is None:
+            spec = core.find(name, None)
+            if spec is not None:
+                return sync.run(lambda: core.invoke(spec, args))
         where = self._dir(cwd)
-        return self._run(lambda: self._call(name, dict(params or {}), where))
+        return self._run(lambda: self._call(name, args, where))
 
     def refresh(self, cwd: PathArg = None) -> None:
         """Synchronous ``arefresh``."""
@@ -371,6 +387,13 @@ class McpSource:
             label=spec.label,
             origin="mcp",
         )
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _same_loop(token: anyio.lowlevel.EventLoopToken) -> bool:
