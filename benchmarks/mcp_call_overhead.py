@@ -93,7 +93,7 @@ def sync_run(calls: int, blocks: int, warmup: int) -> dict[str, list[float]]:
     results: dict[str, list[float]] = {"bare_in_loop": [], "source_sync": []}
     with McpSource([ENTRY], include_config=False) as source:
         source.discover_tools()
-        loop = source._sync
+        loop = source._rt.sync
         assert loop is not None
         box: dict[str, Any] = {}
 

@@ -18,32 +18,22 @@ project server's tool stays callable whatever directory the call comes from.
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import contextlib
 import os
 import threading
-import weakref
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
-
-import anyio
-import anyio.from_thread
-import anyio.lowlevel
-import anyio.to_thread
+from typing import Any
 
 from .. import config as settings_mod
 from ..errors import UsageError
 from ..paths import resolve_cwd
 from ..tools.base import Tool, ToolContext, ToolResult
-from ._loop import SyncLoop
 from .catalog import ToolSpec
 from .core import SourceCore, View
 from .manager import AuthFactory, McpManager, ProgressFn, SamplingFactory
+from .runtime import Runtime
 
-T = TypeVar("T")
 PathArg = str | os.PathLike[str] | None
 
 
@@ -79,29 +69,17 @@ class McpSource:
         self._disabled = disabled
         self.cache_ttl_ms = cache_ttl_ms or settings.mcp_cache_ttl_ms
         self.refresh_interval_ms = refresh_interval_ms or settings.mcp_refresh_interval_ms
-        self._factories = (auth_factory, sampling_factory)
-        self._core: SourceCore | None = None
-        self._sync: SyncLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._main: asyncio.Task[None] | None = None
-        self._owned: McpManager | None = None
-        self._token: anyio.lowlevel.EventLoopToken | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._start_lock = threading.Lock()
+        self._rt = Runtime(
+            self._new_core,
+            {"auth_factory": auth_factory, "sampling_factory": sampling_factory},
+            self.refresh_interval_ms / 1000,
+        )
         self._tools: dict[tuple[Path, int], list[Tool]] = {}
 
     # -- async API ---------------------------------------------------------------------
 
     async def __aenter__(self) -> McpSource:
-        if self._core is not None:
-            raise UsageError("this McpSource is already running")
-        manager = McpManager(auto_retry=True, **self._manager_kwargs())
-        await manager.__aenter__()
-        self._owned = manager
-        self._core = self._new_core(manager)
-        self._token = anyio.lowlevel.current_token()
-        self._loop = _running_loop()
-        manager.start_soon(self._ticker)
+        await self._rt.enter()
         return self
 
     async def __aexit__(
@@ -110,10 +88,7 @@ class McpSource:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        manager, self._owned, self._core, self._token = self._owned, None, None, None
-        self._loop = None
-        if manager is not None:
-            await manager.__aexit__(exc_type, exc, tb)
+        await self._rt.exit(exc_type, exc, tb)
 
     async def adiscover_tools(
         self,
@@ -128,7 +103,7 @@ class McpSource:
         its own tools (see ``status()``). The result is cached for ``cache_ttl_ms``.
         """
         where = self._dir(cwd)
-        return await self._arun(lambda: self._discover(where, force_refresh, progress))
+        return await self._rt.arun(lambda: self._discover(where, force_refresh, progress))
 
     async def acall_tool(
         self, name: str, params: Mapping[str, Any] | None = None, *, cwd: PathArg = None
@@ -141,38 +116,38 @@ class McpSource:
             McpToolError: unknown name, server down, timeout, protocol error.
         """
         args = dict(params) if params else {}
-        core, loop = self._core, self._loop
-        if core is not None and loop is not None and cwd is None and _running_loop() is loop:
+        core = self._rt.core
+        if core is not None and cwd is None and self._rt.in_owner_loop():
             # The hot path of an agent loop inside `async with`: no thread hop, no path work.
             spec = core.find(name, None)
             if spec is not None:
                 return await core.invoke(spec, args)
         where = self._dir(cwd)
-        return await self._arun(lambda: self._call(name, args, where))
+        return await self._rt.arun(lambda: self._call(name, args, where))
 
     async def arefresh(self, cwd: PathArg = None) -> None:
         """Re-list every server of ``cwd`` now and reconnect the ones that are down."""
         where = self._dir(cwd)
-        await self._arun(lambda: self._discover(where, True, None))
+        await self._rt.arun(lambda: self._discover(where, True, None))
 
     async def astatus(self, cwd: PathArg = None) -> dict[str, Any]:
         """``status()`` from async code."""
         where = self._dir(cwd)
-        return await self._arun(lambda: self._status(where))
+        return await self._rt.arun(lambda: self._status(where))
 
     async def aresources(
         self, cwd: PathArg = None, *, server: str | None = None
     ) -> list[dict[str, Any]]:
         """Every allowed resource (with its ``server``) of the servers of ``cwd``."""
         where = self._dir(cwd)
-        return await self._arun(lambda: self._listing(where, server, "resources"))
+        return await self._rt.arun(lambda: self._listing(where, server, "resources"))
 
     async def aprompts(
         self, cwd: PathArg = None, *, server: str | None = None
     ) -> list[dict[str, Any]]:
         """Every allowed prompt (with its ``server``) of the servers of ``cwd``."""
         where = self._dir(cwd)
-        return await self._arun(lambda: self._listing(where, server, "prompts"))
+        return await self._rt.arun(lambda: self._listing(where, server, "prompts"))
 
     # -- sync API ----------------------------------------------------------------------
 
@@ -185,25 +160,25 @@ class McpSource:
     ) -> list[Tool]:
         """Synchronous ``adiscover_tools``."""
         where = self._dir(cwd)
-        return self._run(lambda: self._discover(where, force_refresh, progress))
+        return self._rt.run(lambda: self._discover(where, force_refresh, progress))
 
     def call_tool(
         self, name: str, params: Mapping[str, Any] | None = None, *, cwd: PathArg = None
     ) -> ToolResult:
         """Synchronous ``acall_tool``."""
         args = dict(params) if params else {}
-        core, sync = self._core, self._sync
-        if core is not None and sync is not None and cwd is None and self._owned is None:
+        core, sync = self._rt.core, self._rt.sync
+        if core is not None and sync is not None and cwd is None and not self._rt.owned:
             spec = core.find(name, None)
             if spec is not None:
                 return sync.run(lambda: core.invoke(spec, args))
         where = self._dir(cwd)
-        return self._run(lambda: self._call(name, args, where))
+        return self._rt.run(lambda: self._call(name, args, where))
 
     def refresh(self, cwd: PathArg = None) -> None:
         """Synchronous ``arefresh``."""
         where = self._dir(cwd)
-        self._run(lambda: self._discover(where, True, None))
+        self._rt.run(lambda: self._discover(where, True, None))
 
     def status(self, cwd: PathArg = None) -> dict[str, Any]:
         """``{"disabled", "servers": {name: {...}}, "cached_tools", "cache_ttl_ms", ...}``.
@@ -211,36 +186,32 @@ class McpSource:
         Reports without connecting: servers not tried yet show ``state: "pending"``.
         """
         where = self._dir(cwd)
-        return self._run(lambda: self._status(where))
+        return self._rt.run(lambda: self._status(where))
 
     def resources(self, cwd: PathArg = None, *, server: str | None = None) -> list[dict[str, Any]]:
         """Synchronous ``aresources``."""
         where = self._dir(cwd)
-        return self._run(lambda: self._listing(where, server, "resources"))
+        return self._rt.run(lambda: self._listing(where, server, "resources"))
 
     def prompts(self, cwd: PathArg = None, *, server: str | None = None) -> list[dict[str, Any]]:
         """Synchronous ``aprompts``."""
         where = self._dir(cwd)
-        return self._run(lambda: self._listing(where, server, "prompts"))
+        return self._rt.run(lambda: self._listing(where, server, "prompts"))
 
     def tool_specs(self, cwd: PathArg = None) -> list[ToolSpec]:
         """The catalogue behind the last discovery of ``cwd`` (for listings)."""
         where = self._dir(cwd)
-        return self._run(lambda: self._specs(where))
+        return self._rt.run(lambda: self._specs(where))
 
     def naming_conflicts(self, cwd: PathArg = None) -> list[dict[str, Any]]:
         """Tool names that several MCP tools wanted in ``cwd`` and how each was resolved
         (from the last discovery; no I/O)."""
-        core = self._core
+        core = self._rt.core
         return core.conflicts(self._dir(cwd)) if core is not None else []
 
     def close(self) -> None:
         """Stop every server and release the loop (idempotent)."""
-        loop = self._sync
-        if loop is None or loop.closed:
-            return
-        loop.close(self._shutdown)
-        self._core = None
+        self._rt.close()
 
     def __enter__(self) -> McpSource:
         return self
@@ -253,10 +224,6 @@ class McpSource:
     def _dir(self, cwd: PathArg) -> Path:
         return resolve_cwd(cwd) if cwd is not None else (self._cwd or Path.cwd())
 
-    def _manager_kwargs(self) -> dict[str, Any]:
-        auth, sampling = self._factories
-        return {"auth_factory": auth, "sampling_factory": sampling}
-
     def _new_core(self, manager: McpManager) -> SourceCore:
         return SourceCore(
             manager,
@@ -266,62 +233,14 @@ class McpSource:
             cache_ttl_s=self.cache_ttl_ms / 1000,
         )
 
-    async def _arun(self, fn: Callable[[], Coroutine[Any, Any, T]]) -> T:
-        if self._owned is not None:
-            if self._token is not None and _same_loop(self._token):
-                return await fn()
-            token = self._token
-            return await anyio.to_thread.run_sync(lambda: anyio.from_thread.run(fn, token=token))
-        return await anyio.to_thread.run_sync(self._run, fn)
-
-    def _run(self, fn: Callable[[], Coroutine[Any, Any, T]]) -> T:
-        if self._owned is not None:
-            if self._token is not None and _same_loop(self._token):
-                raise UsageError("use the async methods inside `async with McpSource()`")
-            return anyio.from_thread.run(fn, token=self._token)
-        loop = self._ensure_sync()
-        return loop.run(fn)
-
-    def _ensure_sync(self) -> SyncLoop:
-        with self._start_lock:
-            if self._sync is None or self._sync.closed:
-                self._sync = SyncLoop()
-                self._sync.run(self._start)
-                _register_exit(self)
-            return self._sync
-
-    async def _start(self) -> None:
-        started = asyncio.Event()
-        self._stop = asyncio.Event()
-        self._main = asyncio.get_running_loop().create_task(self._serve(started))
-        await started.wait()
-
-    async def _serve(self, started: asyncio.Event) -> None:
-        assert self._stop is not None
-        async with McpManager(auto_retry=False, **self._manager_kwargs()) as manager:
-            self._core = self._new_core(manager)
-            started.set()
-            await self._stop.wait()
-
-    async def _shutdown(self) -> None:
-        if self._stop is not None and self._main is not None:
-            self._stop.set()
-            await self._main
-
-    async def _ticker(self) -> None:
-        while True:
-            await anyio.sleep(self.refresh_interval_ms / 1000)
-            if self._core is not None:
-                await self._core.refresh_expired()
-
     def _need_core(self) -> SourceCore:
-        if self._core is None:
+        if self._rt.core is None:
             raise UsageError("this McpSource is closed")
-        return self._core
+        return self._rt.core
 
     async def _discover(self, where: Path, force: bool, progress: ProgressFn | None) -> list[Tool]:
         core = self._need_core()
-        if self._owned is None:
+        if not self._rt.owned:
             await core.refresh_expired()
         view = await core.discover(where, force=force, progress=progress)
         return self._tools_of(view)
@@ -369,15 +288,15 @@ class McpSource:
     def _make_tool(self, spec: ToolSpec) -> Tool:
         core = self._need_core()
         handler: Any
-        if self._owned is not None:
+        if self._rt.owned:
 
             async def handler(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-                return await self._arun(lambda: core.invoke(spec, params))
+                return await self._rt.arun(lambda: core.invoke(spec, params))
 
         else:
 
             def handler(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-                return self._run(lambda: core.invoke(spec, params))
+                return self._rt.run(lambda: core.invoke(spec, params))
 
         return Tool(
             name=spec.name,
@@ -387,39 +306,6 @@ class McpSource:
             label=spec.label,
             origin="mcp",
         )
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
-def _same_loop(token: anyio.lowlevel.EventLoopToken) -> bool:
-    try:
-        return anyio.lowlevel.current_token() == token
-    except RuntimeError:
-        return False
-
-
-_open_sources: weakref.WeakSet[McpSource] = weakref.WeakSet()
-_exit_hook_installed = False
-
-
-def _register_exit(source: McpSource) -> None:
-    global _exit_hook_installed
-    _open_sources.add(source)
-    if not _exit_hook_installed:
-        atexit.register(_close_all)
-        _exit_hook_installed = True
-
-
-def _close_all() -> None:
-    for source in list(_open_sources):
-        # Interpreter exit: a failure to close one source must not stop the others.
-        with contextlib.suppress(Exception):
-            source.close()
 
 
 _default: McpSource | None = None
