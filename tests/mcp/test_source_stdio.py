@@ -202,6 +202,8 @@ def test_a_down_server_is_not_redialed_before_its_backoff(make_source):
     source.discover_tools(force_refresh=False)
     first = source.status()["servers"]["missing"]
     assert first["failures"] == 1 and first["retry_in_ms"] > 0
+    with pytest.raises(McpToolError, match="server 'missing' is down"):
+        source.call_tool("mcp_missing_anything")
     source.refresh()
     assert source.status()["servers"]["missing"]["failures"] == 2
 

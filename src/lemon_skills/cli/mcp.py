@@ -282,10 +282,14 @@ def _first_line(text: str) -> str:
 
 
 def _print_issues(issues: Any) -> None:
-    _print_issues_dicts([i.to_dict() | {"text": str(i)} for i in issues])
+    _print_issues_dicts([i.to_dict() for i in issues])
 
 
 def _print_issues_dicts(issues: list[dict[str, Any]]) -> None:
     for issue in issues:
-        text = issue.get("text") or f"{issue.get('path') or issue.get('origin')}: {issue['reason']}"
-        click.secho(f"invalid {text}", err=True, fg="red")
+        where = str(issue.get("path") or issue.get("origin"))
+        if issue.get("index") is not None:
+            where += f" entry {issue['index']}"
+        if issue.get("name"):
+            where += f" ({issue['name']})"
+        click.secho(f"invalid {where}: {issue['reason']}", err=True, fg="red")

@@ -137,15 +137,7 @@ async def connect(
     """
     env = dict(os.environ)
     seen = probe if probe is not None else Probe()
-
-    async def handler(message: Any) -> None:
-        if isinstance(message, Exception):
-            seen.protocol_errors += 1
-            return
-        if on_notification is not None:
-            await on_notification(message)
-
-    message_handler: MessageHandlerFnT = handler
+    message_handler = _message_handler(seen, on_notification)
     ready_s = config.ready_timeout_ms / 1000 if ready_timeout is None else ready_timeout
     # One scope spans the whole session so the startup deadline can be lifted once it is up
     # (a scope around the entry alone would end before the transport's task groups do).
@@ -178,6 +170,18 @@ async def connect(
     raise McpConnectError(
         startup_failure(startup_timeout(ready_s), seen, config), server=config.name
     )
+
+
+def _message_handler(probe: Probe, forward: NotificationFn | None) -> MessageHandlerFnT:
+    """Count what the transport could not parse; pass notifications on."""
+
+    async def handler(message: Any) -> None:
+        if isinstance(message, Exception):
+            probe.protocol_errors += 1
+        elif forward is not None:
+            await forward(message)
+
+    return handler
 
 
 def startup_timeout(seconds: float) -> TimeoutError:

@@ -148,6 +148,14 @@ class SourceCore:
 
     def unknown(self, name: str, cwd: Path | None) -> McpToolError:
         """The error for a name no view knows, with the closest names as a hint."""
+        for view in self.views():
+            for h in view.handles:
+                if name.startswith(f"mcp_{h.name}_") and not h.connected:
+                    reason = h.last_error or "not connected yet"
+                    return McpToolError(
+                        f"unknown MCP tool {name!r}: server {h.name!r} is down ({reason})",
+                        hint="`lemon mcp status` shows why; `refresh()` reconnects now",
+                    )
         names = sorted({n for v in self.views() for n in v.by_name})
         close = difflib.get_close_matches(name, names, n=3)
         hint = (
