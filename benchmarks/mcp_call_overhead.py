@@ -80,9 +80,11 @@ async def async_run(calls: int, blocks: int, warmup: int) -> dict[str, list[floa
         for call in paths.values():
             await timed(call, warmup)
         per_block = max(1, calls // blocks)
-        for _ in range(blocks):
-            for name, call in paths.items():
-                results[name] += await timed(call, per_block)
+        names = list(paths)
+        for block in range(blocks):
+            # Rotate the order so no path always runs first (or right after another).
+            for name in names[block % 3 :] + names[: block % 3]:
+                results[name] += await timed(paths[name], per_block)
     return results
 
 
@@ -121,9 +123,13 @@ def sync_run(calls: int, blocks: int, warmup: int) -> dict[str, list[float]]:
         timed_sync(call, warmup)
         bare_block(warmup)
         per_block = max(1, calls // blocks)
-        for _ in range(blocks):
-            results["bare_in_loop"] += bare_block(per_block)
-            results["source_sync"] += timed_sync(call, per_block)
+        for block in range(blocks):
+            if block % 2:
+                results["source_sync"] += timed_sync(call, per_block)
+                results["bare_in_loop"] += bare_block(per_block)
+            else:
+                results["bare_in_loop"] += bare_block(per_block)
+                results["source_sync"] += timed_sync(call, per_block)
         loop.run(stop)
     return results
 

@@ -179,10 +179,9 @@ class SourceCore:
             )
         args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
-            timeout = h.config.timeout_ms / 1000
 
             async def call(c: Any) -> Any:
-                return await c.call_tool(spec.target, args, read_timeout_seconds=timeout)
+                return await c.call_tool(spec.target, args)
 
             result = await self.manager.request(h, call, what=f"tool {spec.target!r}")
             return tool_result(result, server=spec.server, tool=spec.target)

@@ -237,7 +237,9 @@ class McpManager:
                 )
         timeout = handle.config.timeout_ms / 1000
         try:
-            with anyio.fail_after(timeout + _WAIT_GRACE_S):
+            # One deadline covers the write and the wait; when it fires the SDK tells the
+            # server (notifications/cancelled) and the session stays usable.
+            with anyio.fail_after(timeout):
                 return await op(conn.client)
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
