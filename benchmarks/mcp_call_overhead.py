@@ -25,9 +25,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+from mcp import Client, StdioServerParameters
 
 from lemon_skills.mcp.source import McpSource
-from mcp import Client, StdioServerParameters
 
 ENTRY = {
     "name": "fx",

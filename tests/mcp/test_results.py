@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from lemon_skills.mcp.results import call_json, prompt_result, read_result, tool_result
 from mcp import types
+
+from lemon_skills.mcp.results import call_json, prompt_result, read_result, tool_result
 
 
 def test_text_and_image_blocks_keep_their_shape():

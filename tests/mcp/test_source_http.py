@@ -149,3 +149,18 @@ def test_connect_explains_a_missing_variable():
 
     with pytest.raises(McpConnectError, match="environment variable NOPE_UNSET is not set"):
         anyio.run(main)
+
+
+def test_auth_factory_gives_each_http_server_its_auth(make_source, serve):
+    recorder = RecordHeaders(smoke_server.http_app())
+    served = serve(recorder)
+    asked: list[str] = []
+
+    def auth_for(cfg: Any) -> httpx2.Auth | None:
+        asked.append(cfg.name)
+        return StampAuth() if cfg.name == "secured" else None
+
+    source = make_source([{"name": "secured", "url": served.url("/mcp")}], auth_factory=auth_for)
+    assert source.call_tool("mcp_secured_echo", {"message": "a"}).text == "echo:a"
+    assert asked == ["secured"]
+    assert recorder.seen and all(h.get("authorization") == "Bearer stamp" for h in recorder.seen)

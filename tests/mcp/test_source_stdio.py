@@ -6,9 +6,11 @@ import json
 import os
 import signal
 import threading
+from typing import Any
 
 import anyio
 import pytest
+from mcp import types
 
 from lemon_skills import config as settings
 from lemon_skills.errors import McpToolError
@@ -132,7 +134,7 @@ def test_status_reports_every_server(shared):
     assert rich_status["transport"] == "stdio"
     assert rich_status["capabilities"] == {"tools": True, "resources": True, "prompts": True}
     assert rich_status["resource_count"] == 2 and rich_status["prompt_count"] == 2
-    assert rich_status["tool_count"] == 10 + 4  # ten tools and four utilities
+    assert rich_status["tool_count"] == 11 + 4  # eleven tools and four utilities
     assert rich_status["last_error"] is None
     filtered = status["servers"]["filtered"]
     assert (filtered["tool_count"], filtered["resource_count"], filtered["prompt_count"]) == (
@@ -269,6 +271,29 @@ def test_a_disabled_source_has_no_tools(make_source):
     assert status["disabled"] is True and status["servers"] == {} and status["cached_tools"] == 0
     with pytest.raises(McpToolError, match="unknown MCP tool"):
         source.call_tool("mcp_x_echo")
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+def test_sampling_callback_reaches_servers_that_ask_and_only_when_configured(protocol, make_source):
+    seen: list[str] = []
+
+    async def sample(
+        ctx: Any, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        text = params.messages[0].content.text  # type: ignore[union-attr]
+        seen.append(text)
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text=f"pong:{text}"), model="m"
+        )
+
+    with_sampling = make_source([rich("s", protocol=protocol)], sampling_factory=lambda cfg: sample)
+    assert (
+        with_sampling.call_tool("mcp_s_ask", {"question": "ping"}).text == "model said: pong:ping"
+    )
+    assert seen == ["ping"]
+    without = make_source([rich("s", protocol=protocol)])
+    with pytest.raises(McpToolError, match="did not declare the sampling capability"):
+        without.call_tool("mcp_s_ask", {"question": "ping"})
 
 
 def test_async_mode_runs_in_the_callers_event_loop():

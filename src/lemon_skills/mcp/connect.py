@@ -26,14 +26,13 @@ from typing import Any, TextIO
 import anyio
 import httpx2
 from anyio.streams.memory import MemoryObjectReceiveStream
+from mcp import Client
 from mcp.client.session import MessageHandlerFnT, SamplingFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import Implementation
-
-from mcp import Client
 
 from .. import __version__
 from ..errors import McpConnectError, McpError

@@ -17,11 +17,10 @@ from typing import Any, TypeVar
 
 import anyio
 import httpx2
+from mcp import types
 from mcp.client.session import SamplingFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
-
-from mcp import types
 
 from ..errors import McpToolError, UsageError
 from .config import ServerConfig

@@ -1,6 +1,7 @@
 """A fixture server with more to offer than the smoke fixture (SDK server API, stdio).
 
-Tools: echo, fail, pid, image, structured, embedded, link, getenv, cwd, sleep; resources fixture://status
+Tools: echo, fail, pid, image, structured, embedded, link, getenv, cwd, sleep, ask
+(sampling); resources fixture://status
 ("Status") and fixture://secret ("Secret"); prompts brief and other. ``--garbage N`` first writes
 N lines that are not JSON-RPC to stdout; ``--name`` sets the server name.
 """
@@ -12,19 +13,27 @@ import base64
 import os
 import sys
 import time
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.resolve import Resolve, Sample
 from mcp.types import (
     CallToolResult,
+    CreateMessageResult,
     EmbeddedResource,
     ImageContent,
     ResourceLink,
+    SamplingMessage,
     TextContent,
     TextResourceContents,
 )
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
+
+
+def _ask_model(question: str) -> Sample:
+    message = SamplingMessage(role="user", content=TextContent(type="text", text=question))
+    return Sample([message], max_tokens=16)
 
 
 def build(name: str = "Rich Fixture") -> MCPServer[Any]:
@@ -85,6 +94,12 @@ def build(name: str = "Rich Fixture") -> MCPServer[Any]:
         """Sleep, then answer."""
         time.sleep(seconds)
         return "slept"
+
+    @server.tool()
+    def ask(question: str, answer: Annotated[CreateMessageResult, Resolve(_ask_model)]) -> str:
+        """Ask the client's model (sampling) and report its answer."""
+        text = getattr(answer.content, "text", "")
+        return f"model said: {text}"
 
     @server.resource("fixture://status", name="Status", mime_type="text/plain")
     def status() -> str:
