@@ -55,6 +55,8 @@ def test_discovers_prefixed_tools_and_utilities(shared):
     ):
         assert f"mcp_rich_{suffix}" in tools
     echo = tools["mcp_rich_echo"]
+    assert shared.get_tool("mcp_rich_echo") is echo
+    assert shared.get_tool("mcp_rich_nope") is None
     assert echo.origin == "mcp"
     assert echo.label == "MCP echo"
     assert echo.parameters["properties"]["message"]["type"] == "string"

@@ -175,6 +175,10 @@ class McpSource:
         where = self._dir(cwd)
         return self._rt.run(lambda: self._call(name, args, where))
 
+    def get_tool(self, name: str, cwd: PathArg = None) -> Tool | None:
+        """The tool called ``name`` among ``discover_tools(cwd)``, if any."""
+        return next((t for t in self.discover_tools(cwd) if t.name == name), None)
+
     def refresh(self, cwd: PathArg = None) -> None:
         """Synchronous ``arefresh``."""
         where = self._dir(cwd)
