@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .config import configure
 from .errors import LemonSkillsError, SkillNotFound
 from .skills.api import (
     diagnostics,
@@ -63,6 +64,7 @@ __all__ = [
     "LemonSkillsError",
     "SkillNotFound",
     "SkillStatus",
+    "configure",
     "diagnostics",
     "disable",
     "enable",

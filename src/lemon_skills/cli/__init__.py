@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "skill": "lemon_skills.cli.skills:skill",
     "prompt": "lemon_skills.cli.prompt:prompt",
     "approvals": "lemon_skills.cli.approvals:approvals",
+    "mcp": "lemon_skills.cli.mcp:mcp",
 }
 
 

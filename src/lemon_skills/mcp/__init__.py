@@ -1,1 +1,52 @@
-"""MCP servers as a tool source: OAuth, sampling policy and the client layer built on the SDK."""
+"""MCP servers as a tool source: config, connections, naming, filters and ``McpSource``.
+
+Importing this package is cheap; the MCP SDK is imported only when ``McpSource`` (or another
+name that needs it) is first used, so ``lemon skill ...`` never pays for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import ConfigIssue, Filters, HttpServer, ServerConfig, SseServer, StdioServer
+    from .resolve import ResolvedConfig, load
+    from .source import McpSource, default_source, reset_default_source
+
+_LAZY = {
+    "ConfigIssue": ".config",
+    "Filters": ".config",
+    "HttpServer": ".config",
+    "ServerConfig": ".config",
+    "SseServer": ".config",
+    "StdioServer": ".config",
+    "ResolvedConfig": ".resolve",
+    "load": ".resolve",
+    "McpSource": ".source",
+    "default_source": ".source",
+    "reset_default_source": ".source",
+}
+
+__all__ = [
+    "ConfigIssue",
+    "Filters",
+    "HttpServer",
+    "McpSource",
+    "ResolvedConfig",
+    "ServerConfig",
+    "SseServer",
+    "StdioServer",
+    "default_source",
+    "load",
+    "reset_default_source",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

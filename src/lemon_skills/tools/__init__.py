@@ -1,4 +1,4 @@
-"""Framework-neutral agent tools and their exporters.
+"""Framework-neutral agent tools, their exporters and the tool registry.
 
 ``read_skill`` and ``skill_manage`` are ready-made ``Tool`` objects; pass a ``ToolContext``
 with the project ``cwd`` and the run/session ids telemetry should carry.
@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from .base import Tool, ToolContext, ToolResult, to_anthropic, to_openai
 from .read_skill import read_skill
+from .registry import ConflictReport, ToolConflict, ToolRegistry
 from .skill_manage import skill_manage
 
 __all__ = [
+    "ConflictReport",
     "Tool",
+    "ToolConflict",
     "ToolContext",
+    "ToolRegistry",
     "ToolResult",
     "read_skill",
     "skill_manage",

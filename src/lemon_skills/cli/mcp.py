@@ -1,0 +1,295 @@
+"""``lemon mcp ...``: configured MCP servers, their status, tools, resources and prompts."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..paths import resolve_cwd
+from ._output import colour, cwd_option, emit_json, json_option, note, table
+
+_server_option = click.option("--server", "server", default=None, help="Only this server.")
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """MCP servers as tool sources: list, status, tools, call, resources, prompts.
+
+    \b
+    Servers come from, highest precedence first:
+      lemon_skills.configure(mcp_servers=...)   (in code)
+      $LEMON_MCP_SERVERS                         (JSON array or {"mcpServers": {...}})
+      <cwd>/.lemon/mcp.json                      (project; {"enabled", "servers": [...]})
+      $LEMON_AGENT_DIR/mcp.json                  (global, default ~/.lemon/agent)
+    LEMON_MCP_DISABLED=1 turns MCP off. Without a subcommand, runs `list`.
+    """
+    # The SDK logs every unparsable server line with a traceback; status shows the count.
+    sdk_log = logging.getLogger("mcp")
+    sdk_log.addHandler(logging.NullHandler())
+    sdk_log.propagate = False
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_cmd)
+
+
+@mcp.command("list")
+@cwd_option
+@json_option
+def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
+    """List the configured servers (without connecting to them)."""
+    from ..mcp.resolve import load
+
+    resolved = load(resolve_cwd(cwd))
+    if as_json:
+        emit_json(
+            {
+                "enabled": resolved.enabled,
+                "disabled_reason": resolved.disabled_reason,
+                "servers": [s.to_dict() for s in resolved.servers],
+                "overridden": [s.to_dict() for s in resolved.overridden],
+                "errors": [i.to_dict() for i in resolved.issues],
+            }
+        )
+        return
+    if not resolved.enabled:
+        note(f"MCP is off here: {resolved.disabled_reason}")
+    rows = [
+        [s.name or "", s.transport, s.origin, _state(s.enabled), s.target] for s in resolved.servers
+    ]
+    table(["NAME", "TRANSPORT", "SOURCE", "STATE", "TARGET"], rows)
+    if not rows:
+        note("no MCP servers configured (see `lemon mcp --help`)")
+    _print_issues(resolved.issues)
+
+
+@mcp.command("status")
+@cwd_option
+@json_option
+def status_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
+    """Connect to every server and show what each offers or why it failed."""
+    with _source(cwd) as source:
+        source.discover_tools(progress=_progress())
+        data = source.status()
+    if as_json:
+        emit_json(data)
+        return
+    if data["disabled"]:
+        note(f"MCP is off here: {data.get('disabled_reason')}")
+    rows = [
+        [
+            name,
+            s["transport"],
+            colour(s["state"], "connected" if s["connected"] else "error"),
+            f"{s['tool_count']}/{s['resource_count']}/{s['prompt_count']}",
+            s["last_error"] or "",
+        ]
+        for name, s in data["servers"].items()
+    ]
+    table(["SERVER", "TRANSPORT", "STATE", "TOOLS/RES/PROMPTS", "LAST ERROR"], rows)
+    _print_issues_dicts(data.get("config_errors", []))
+
+
+@mcp.command("tools")
+@_server_option
+@cwd_option
+@json_option
+def tools_cmd(server: str | None = None, cwd: Path | None = None, as_json: bool = False) -> None:
+    """List the model-facing tools (mcp_<server>_<tool>) of the connected servers."""
+    with _source(cwd) as source:
+        source.discover_tools(progress=_progress())
+        specs = [s for s in source.tool_specs() if server is None or s.server == server]
+    if as_json:
+        emit_json([_tool_row(s) for s in specs])
+        return
+    table(
+        ["NAME", "SERVER", "TOOL", "DESCRIPTION"],
+        [[s.name, s.server, s.target, _first_line(s.description)] for s in specs],
+    )
+    if not specs:
+        note("no MCP tools (run `lemon mcp status` to see why)")
+
+
+@mcp.command("call")
+@click.argument("tool")
+@click.option("--args", "args_json", default="{}", help="Tool arguments as a JSON object.")
+@cwd_option
+@json_option
+def call_cmd(tool: str, args_json: str, cwd: Path | None = None, as_json: bool = False) -> int:
+    """Call TOOL (its mcp_<server>_<tool> name) and print the result; exit 1 on a tool error."""
+    from ..mcp.results import call_json
+
+    params = _json_object(args_json)
+    with _source(cwd) as source:
+        result = source.call_tool(tool, params)
+    if as_json:
+        emit_json(call_json(result))
+    else:
+        click.echo(result.text)
+        if result.is_error:
+            click.secho("(the tool reported an error)", err=True, fg="red")
+    return 1 if result.is_error else 0
+
+
+@mcp.command("resources")
+@_server_option
+@cwd_option
+@json_option
+def resources_cmd(
+    server: str | None = None, cwd: Path | None = None, as_json: bool = False
+) -> None:
+    """List the resources the servers offer (after filters)."""
+    with _source(cwd) as source:
+        rows = source.resources(server=server)
+    if as_json:
+        emit_json(rows)
+        return
+    table(
+        ["SERVER", "URI", "NAME", "DESCRIPTION"],
+        [
+            [
+                r["server"],
+                r.get("uri") or r.get("uri_template", ""),
+                r.get("name", ""),
+                _first_line(r.get("description", "")),
+            ]
+            for r in rows
+        ],
+    )
+    if not rows:
+        note("no MCP resources")
+
+
+@mcp.command("prompts")
+@_server_option
+@cwd_option
+@json_option
+def prompts_cmd(server: str | None = None, cwd: Path | None = None, as_json: bool = False) -> None:
+    """List the prompts the servers offer (after filters)."""
+    with _source(cwd) as source:
+        rows = source.prompts(server=server)
+    if as_json:
+        emit_json(rows)
+        return
+    table(
+        ["SERVER", "NAME", "ARGUMENTS", "DESCRIPTION"],
+        [
+            [
+                r["server"],
+                r["name"],
+                ", ".join(a["name"] for a in r.get("arguments", [])),
+                _first_line(r.get("description", "")),
+            ]
+            for r in rows
+        ],
+    )
+    if not rows:
+        note("no MCP prompts")
+
+
+@mcp.command("validate")
+@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@cwd_option
+@json_option
+def validate_cmd(file: Path | None = None, cwd: Path | None = None, as_json: bool = False) -> int:
+    """Check FILE (an mcp.json), or every config source of --cwd; exit 1 on any error."""
+    from ..mcp.resolve import load, read_document
+
+    if file is not None:
+        if not file.exists():
+            raise click.BadParameter(f"{file} does not exist", param_hint="FILE")
+        _enabled, servers, issues = read_document(file, "file", file.parent.absolute())
+    else:
+        resolved = load(resolve_cwd(cwd))
+        servers, issues = list(resolved.servers), list(resolved.issues)
+    if as_json:
+        emit_json({"valid": [s.name for s in servers], "errors": [i.to_dict() for i in issues]})
+    else:
+        for s in servers:
+            click.echo(f"{colour('ok', 'pass')}     {s.name or s.target} ({s.transport})")
+        _print_issues(issues)
+    return 1 if issues else 0
+
+
+@mcp.command("smoke")
+@click.argument("kind", type=click.Choice(["stdio", "sse"]))
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Proof JSON path (default .lemon/proofs/mcp-<kind>-latest.json).",
+)
+@cwd_option
+def smoke_cmd(kind: str, out: Path | None = None, cwd: Path | None = None) -> int:
+    """Run the MCP smoke proof for KIND against the bundled fixture servers."""
+    from ..mcp.smoke import run_smoke, write_proof
+
+    proof = run_smoke(kind)
+    paths = write_proof(proof, out=out, cwd=resolve_cwd(cwd))
+    emit_json(proof)
+    note("proof written to " + ", ".join(str(p) for p in paths))
+    return 1 if proof["status"] == "failed" else 0
+
+
+@contextmanager
+def _source(cwd: Path | None) -> Iterator[Any]:
+    from ..mcp.source import McpSource
+
+    with McpSource(cwd=resolve_cwd(cwd)) as source:
+        yield source
+
+
+def _progress() -> Callable[[int, int], None] | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done >= total else ""
+        click.echo(f"\rconnecting to MCP servers… {done}/{total}", err=True, nl=False)
+        if end:
+            click.echo("\r\033[K", err=True, nl=False)
+
+    return show
+
+
+def _tool_row(spec: Any) -> dict[str, Any]:
+    row = spec.to_dict()
+    return {k: row[k] for k in ("name", "server", "tool", "description", "input_schema")}
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not valid JSON ({exc})", param_hint="--args") from None
+    if not isinstance(value, dict):
+        raise click.BadParameter("must be a JSON object", param_hint="--args")
+    return value
+
+
+def _state(enabled: bool) -> str:
+    return colour("enabled", "active") if enabled else colour("disabled", "disabled")
+
+
+def _first_line(text: str) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+
+
+def _print_issues(issues: Any) -> None:
+    _print_issues_dicts([i.to_dict() for i in issues])
+
+
+def _print_issues_dicts(issues: list[dict[str, Any]]) -> None:
+    for issue in issues:
+        where = str(issue.get("path") or issue.get("origin"))
+        if issue.get("index") is not None:
+            where += f" entry {issue['index']}"
+        if issue.get("name"):
+            where += f" ({issue['name']})"
+        click.secho(f"invalid {where}: {issue['reason']}", err=True, fg="red")

@@ -1,0 +1,401 @@
+"""Open one MCP session over stdio, Streamable HTTP or legacy SSE, through the official SDK.
+
+``connect(config)`` is a thin async context manager over the SDK transports and
+``mcp.Client``; it adds what a multi-server host needs: ``${VAR}`` expansion in commands, env,
+URLs and headers, a pre-flight check that the command exists, the server's stderr kept as a
+bounded tail for error messages, a ``closed`` event that fires when the transport ends (a
+crashed stdio server, a dropped SSE stream), and readable error texts. Seams for the auth and
+sampling layers: ``auth`` (an ``httpx2.Auth`` for HTTP/SSE), ``http_client`` (Streamable HTTP)
+and ``sampling_callback``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import re
+import shutil
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import httpx2
+from anyio.streams.memory import MemoryObjectReceiveStream
+from mcp import Client
+from mcp.client.session import MessageHandlerFnT, SamplingFnT
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import Implementation
+
+from .. import __version__
+from ..errors import McpConnectError, McpError
+from .config import HttpServer, ServerConfig, SseServer, StdioServer
+
+#: Bytes of a server's stderr kept for error messages.
+STDERR_TAIL_BYTES = 8192
+#: How long an event stream (legacy SSE, Streamable HTTP GET) may stay silent. Long on purpose:
+#: the synchronous facade pauses its loop between calls, and a short read timeout would then
+#: drop idle streams; every request still has its own ``timeout_ms``.
+SSE_READ_TIMEOUT_S = 24 * 3600.0
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+NotificationFn = Callable[[Any], Awaitable[None]]
+
+
+@dataclass(eq=False)
+class Probe:
+    """What one connection attempt has observed so far; filled in while it runs, so a caller
+    can explain a failure before the attempt has finished tearing down."""
+
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    stderr: deque[bytes] = field(default_factory=deque)
+    protocol_errors: int = 0
+    http_status: int | None = None
+
+    async def on_response(self, response: httpx2.Response) -> None:
+        """httpx2 response hook: remember the last error status (the SDK does not say it)."""
+        if response.status_code >= 400:
+            self.http_status = response.status_code
+
+    def stderr_tail(self, lines: int = 3) -> str:
+        """The last lines the server wrote to stderr (empty for HTTP/SSE)."""
+        text = b"".join(self.stderr).decode("utf-8", "replace")
+        kept = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        return " | ".join(kept[-lines:])
+
+
+@dataclass(eq=False)
+class Connection:
+    """A live session: the SDK ``Client`` plus what the manager watches."""
+
+    client: Client
+    config: ServerConfig
+    probe: Probe
+
+    @property
+    def closed(self) -> anyio.Event:
+        """Set once the transport's read side has ended (the server is gone)."""
+        return self.probe.closed
+
+    def stderr_tail(self, lines: int = 3) -> str:
+        """The last lines the server wrote to stderr."""
+        return self.probe.stderr_tail(lines)
+
+
+def expand(text: str, env: Mapping[str, str]) -> str:
+    """Replace ``${VAR}`` and ``${VAR:-default}``.
+
+    Raises:
+        McpConnectError: a referenced variable is unset and has no default.
+    """
+
+    def sub(m: re.Match[str]) -> str:
+        value = env.get(m.group(1))
+        if value is None:
+            if m.group(2) is None:
+                raise McpConnectError(
+                    f"environment variable {m.group(1)} is not set",
+                    hint=f"export {m.group(1)}=... or write ${{{m.group(1)}:-default}}",
+                )
+            return m.group(2)
+        return value
+
+    return _VAR.sub(sub, text)
+
+
+@asynccontextmanager
+async def connect(
+    config: ServerConfig,
+    *,
+    auth: httpx2.Auth | None = None,
+    http_client: httpx2.AsyncClient | None = None,
+    sampling_callback: SamplingFnT | None = None,
+    on_notification: NotificationFn | None = None,
+    client_info: Implementation | None = None,
+    ready_timeout: float | None = None,
+    probe: Probe | None = None,
+) -> AsyncIterator[Connection]:
+    """Open a session; the handshake (``server/discover`` or ``initialize``) is done on entry.
+
+    ``on_notification`` receives server notifications (list changes, log messages). The
+    handshake must finish within ``ready_timeout`` seconds (default: the entry's
+    ``ready_timeout_ms``); after that the session lives until the block exits. ``probe``
+    (optional) is filled with what the attempt observes (stderr, bad stdout lines, closure).
+
+    Raises:
+        McpConnectError: the command is missing or the server could not be reached or
+            initialised; the message says why.
+    """
+    env = dict(os.environ)
+    seen = probe if probe is not None else Probe()
+    message_handler = _message_handler(seen, on_notification)
+    ready_s = config.ready_timeout_ms / 1000 if ready_timeout is None else ready_timeout
+    # One scope spans the whole session so the startup deadline can be lifted once it is up
+    # (a scope around the entry alone would end before the transport's task groups do).
+    with anyio.CancelScope(deadline=anyio.current_time() + ready_s) as scope:
+        async with AsyncExitStack() as stack:
+            errlog = _stderr_sink(stack, seen.stderr) if isinstance(config, StdioServer) else None
+            transport = await _open_transport(config, env, stack, errlog, auth, http_client, seen)
+            client = Client(
+                _Watched(transport, seen.closed),
+                mode=config.protocol,
+                sampling_callback=sampling_callback,
+                message_handler=message_handler,
+                client_info=client_info or Implementation(name="lemon-skills", version=__version__),
+                cache=None,
+            )
+            try:
+                await stack.enter_async_context(client)
+            except Exception as exc:  # any startup failure becomes one readable error
+                raise McpConnectError(
+                    startup_failure(exc, seen, config), server=config.name
+                ) from exc
+            finally:
+                # The child has its own copy of the stderr pipe; ours would only keep it open.
+                if errlog is not None:
+                    _close_quietly(errlog)
+            scope.deadline = math.inf
+            yield Connection(client=client, config=config, probe=seen)
+            return
+    # Only reached when the startup deadline cancelled the entry.
+    raise McpConnectError(
+        startup_failure(startup_timeout(ready_s), seen, config), server=config.name
+    )
+
+
+def _message_handler(probe: Probe, forward: NotificationFn | None) -> MessageHandlerFnT:
+    """Count what the transport could not parse; pass notifications on."""
+
+    async def handler(message: Any) -> None:
+        if isinstance(message, Exception):
+            probe.protocol_errors += 1
+        elif forward is not None:
+            await forward(message)
+
+    return handler
+
+
+def startup_timeout(seconds: float) -> TimeoutError:
+    """The error of a server that did not finish its handshake in time."""
+    return TimeoutError(f"no answer within {seconds:g} s (startup timed out)")
+
+
+async def _open_transport(
+    config: ServerConfig,
+    env: dict[str, str],
+    stack: AsyncExitStack,
+    errlog: Any,
+    auth: httpx2.Auth | None,
+    http_client: httpx2.AsyncClient | None,
+    probe: Probe,
+) -> Any:
+    if isinstance(config, StdioServer):
+        return stdio_client(stdio_parameters(config, env), errlog=errlog)
+    url = expand(config.url, env)
+    headers = {k: expand(v, env) for k, v in config.headers.items()}
+    hooks = {"response": [probe.on_response]}
+    if isinstance(config, SseServer):
+
+        def factory(
+            headers: dict[str, str] | None = None,
+            timeout: httpx2.Timeout | None = None,
+            auth: httpx2.Auth | None = None,
+        ) -> httpx2.AsyncClient:
+            return httpx2.AsyncClient(
+                headers=headers, timeout=timeout, auth=auth, event_hooks=hooks
+            )
+
+        return sse_client(
+            url,
+            headers=headers or None,
+            timeout=config.timeout_ms / 1000,
+            sse_read_timeout=SSE_READ_TIMEOUT_S,
+            auth=auth,
+            httpx_client_factory=factory,
+        )
+    assert isinstance(config, HttpServer)
+    if http_client is None:
+        timeout = httpx2.Timeout(config.timeout_ms / 1000, read=SSE_READ_TIMEOUT_S)
+        http_client = httpx2.AsyncClient(
+            headers=headers, auth=auth, timeout=timeout, event_hooks=hooks
+        )
+        await stack.enter_async_context(http_client)
+    return streamable_http_client(url, http_client=http_client)
+
+
+def stdio_parameters(config: StdioServer, env: Mapping[str, str]) -> StdioServerParameters:
+    """The SDK parameters, with variables expanded and the executable checked.
+
+    The child gets the SDK's allow-listed environment plus the entry's ``env``, never our
+    whole environment.
+
+    Raises:
+        McpConnectError: the executable cannot be found.
+    """
+    command = expand(config.command, env)
+    args = [expand(a, env) for a in config.args]
+    child_env = {k: expand(v, env) for k, v in config.env.items()}
+    cwd = config.effective_cwd()
+    path = (get_default_environment() | child_env).get("PATH")
+    if os.sep in command:
+        exe = Path(command) if Path(command).is_absolute() or cwd is None else cwd / command
+        found = exe.is_file() and os.access(exe, os.X_OK)
+    else:
+        found = shutil.which(command, path=path) is not None
+    if not found:
+        raise McpConnectError(
+            f"executable not found: {command}",
+            server=config.name,
+            hint='install it or fix "command" in the MCP config (it must be on PATH)',
+        )
+    if cwd is not None and not cwd.is_dir():
+        raise McpConnectError(f"working directory does not exist: {cwd}", server=config.name)
+    return StdioServerParameters(command=command, args=args, env=child_env or None, cwd=cwd)
+
+
+def _stderr_sink(stack: AsyncExitStack, tail: deque[bytes]) -> TextIO:
+    """A pipe for the child's stderr whose output is kept as a bounded tail.
+
+    Read by an event-loop reader callback rather than a task, so no task group wraps the
+    caller's exceptions. Outside asyncio the stderr is discarded.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        sink = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - closed by the stack
+        stack.callback(sink.close)
+        return sink
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    size = [0]
+
+    def on_readable() -> None:
+        try:
+            chunk = os.read(read_fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            loop.remove_reader(read_fd)
+            return
+        tail.append(chunk)
+        size[0] += len(chunk)
+        while size[0] > STDERR_TAIL_BYTES and len(tail) > 1:
+            size[0] -= len(tail.popleft())
+
+    def close() -> None:
+        loop.remove_reader(read_fd)
+        os.close(read_fd)
+
+    loop.add_reader(read_fd, on_readable)
+    stack.callback(close)
+    writer = os.fdopen(write_fd, "w", encoding="utf-8")
+    stack.callback(_close_quietly, writer)
+    return writer
+
+
+def _close_quietly(f: Any) -> None:
+    if not f.closed:
+        f.close()
+
+
+class _Watched:
+    """Wraps a transport so the end of its read stream sets ``closed`` (no extra hop)."""
+
+    def __init__(self, transport: Any, closed: anyio.Event) -> None:
+        self._transport = transport
+        self._closed = closed
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        read, write = await self._transport.__aenter__()
+        return _WatchedReceive(read, self._closed), write
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        result: bool | None = await self._transport.__aexit__(*exc)
+        return result
+
+
+class _WatchedReceive:
+    """A receive stream proxy: same items, same ``last_context``; EOF sets an event."""
+
+    def __init__(self, inner: MemoryObjectReceiveStream[Any], closed: anyio.Event) -> None:
+        self._inner = inner
+        self._closed = closed
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._closed.set()
+            raise
+
+    def __aiter__(self) -> _WatchedReceive:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def __aenter__(self) -> _WatchedReceive:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+def describe(exc: BaseException) -> str:
+    """One line for a failure, unwrapping task-group exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, MCPError):
+        return exc.message
+    if isinstance(exc, McpError):
+        text = str(exc)
+        prefix = f"MCP server {exc.server!r}: "
+        return text[len(prefix) :] if exc.server and text.startswith(prefix) else text
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return f"HTTP {exc.response.status_code} from {exc.request.url}"
+    if isinstance(exc, httpx2.ConnectError):
+        return f"cannot connect: {exc or 'connection refused'}"
+    if isinstance(exc, TimeoutError) and str(exc):
+        return str(exc)
+    if isinstance(exc, httpx2.TimeoutException):
+        return "HTTP request timed out"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror + (f": {exc.filename}" if exc.filename else "")
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def startup_failure(exc: BaseException, probe: Probe, config: ServerConfig) -> str:
+    """Why a connection did not come up, with the server's own last words when it has any."""
+    reason = describe(exc)
+    if probe.closed.is_set() and isinstance(config, StdioServer):
+        reason = f"server exited during startup ({reason})"
+    if probe.http_status is not None and str(probe.http_status) not in reason:
+        reason += f" (HTTP {probe.http_status})"
+    if probe.protocol_errors:
+        reason += f"; it wrote {probe.protocol_errors} line(s) that are not JSON-RPC to stdout"
+    tail = probe.stderr_tail()
+    return f"{reason}; stderr: {tail}" if tail else reason

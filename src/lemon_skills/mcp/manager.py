@@ -1,0 +1,379 @@
+"""Connection lifecycle for many servers: one owner task per server in one task group.
+
+Each server's task opens its session (``connect``), lists what it offers, then holds the
+session until the transport ends, the entry is retired or a reconnect is forced. Whatever goes
+wrong (missing command, crash, hang, garbage on stdout, HTTP errors) is caught at that task's
+boundary, recorded as the server's ``last_error`` and retried with exponential backoff; other
+servers never notice. Requests (tool calls, listings) run in the caller's task on the shared
+session, bounded by the entry's ``timeout_ms``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Coroutine
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio
+import httpx2
+from mcp import types
+from mcp.client.session import SamplingFnT
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from ..errors import McpToolError, UsageError
+from .config import ServerConfig
+from .connect import Connection, Probe, connect, describe, startup_failure, startup_timeout
+from .handle import ServerHandle, fetch_listing
+
+T = TypeVar("T")
+AuthFactory = Callable[[ServerConfig], "httpx2.Auth | None"]
+SamplingFactory = Callable[[ServerConfig], "SamplingFnT | None"]
+ProgressFn = Callable[[int, int], None]
+
+#: Extra time a waiter allows beyond a server's ready timeout (teardown of a failed attempt).
+_WAIT_GRACE_S = 1.0
+#: How long shutdown waits for servers to stop before cancelling what is left.
+SHUTDOWN_GRACE_S = 8.0
+_LIST_CHANGED = (
+    types.ToolListChangedNotification,
+    types.ResourceListChangedNotification,
+    types.PromptListChangedNotification,
+)
+
+
+class McpManager:
+    """Owns every server session; use as ``async with McpManager() as mgr``.
+
+    ``auto_retry`` lets each server task reconnect on its own after the backoff; hosts that
+    run the loop only during calls (the synchronous facade) turn it off and reconnect from
+    ``connect_all`` / ``request`` instead. ``auth_factory`` and ``sampling_factory`` give the
+    per-server ``httpx2.Auth`` and sampling callback (``None``: no auth, no sampling).
+    """
+
+    def __init__(
+        self,
+        *,
+        auth_factory: AuthFactory | None = None,
+        sampling_factory: SamplingFactory | None = None,
+        auto_retry: bool = True,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        client_info: types.Implementation | None = None,
+    ) -> None:
+        self._auth_factory = auth_factory
+        self._sampling_factory = sampling_factory
+        self._auto_retry = auto_retry
+        self._backoff = (backoff_base_s, backoff_max_s)
+        self._client_info = client_info
+        self._handles: dict[str, ServerHandle] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    async def __aenter__(self) -> McpManager:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        assert self._tg is not None
+        handles = list(self._handles.values())
+        for key in list(self._handles):
+            self.retire(key)
+        with anyio.move_on_after(SHUTDOWN_GRACE_S):
+            for h in handles:
+                while h.state != "stopped":
+                    await h.changed.wait()
+        self._tg.cancel_scope.cancel()
+        tg, self._tg = self._tg, None
+        return await tg.__aexit__(exc_type, exc, tb)
+
+    def start_soon(self, fn: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        """Run a background task (the periodic refresh) inside the manager's task group."""
+        if self._tg is None:
+            raise UsageError("McpManager used outside `async with`")
+        self._tg.start_soon(fn)
+
+    @property
+    def handles(self) -> dict[str, ServerHandle]:
+        """Live handles by key."""
+        return self._handles
+
+    @staticmethod
+    def key_of(cfg: ServerConfig) -> str:
+        """``<name>-<digest>``: the same name with another config is another server."""
+        return f"{cfg.name}-{cfg.digest()}"
+
+    def ensure(self, cfg: ServerConfig) -> ServerHandle:
+        """The handle for ``cfg``, starting its (idle) task on first use."""
+        key = self.key_of(cfg)
+        handle = self._handles.get(key)
+        if handle is None:
+            if self._tg is None:
+                raise UsageError("McpManager used outside `async with`")
+            handle = self._handles[key] = ServerHandle(key=key, config=cfg)
+            self._tg.start_soon(self._serve, handle, name=f"mcp-server:{key}")
+        return handle
+
+    def retire(self, key: str) -> None:
+        """Stop a server and forget it; its session is closed in the background."""
+        handle = self._handles.pop(key, None)
+        if handle is not None:
+            handle.stopped = True
+            handle.wake.set()
+            if handle.scope is not None:
+                handle.scope.cancel()
+            handle.notify()
+
+    def reconnect(
+        self, handle: ServerHandle, *, start: bool = True, reason: str | None = None
+    ) -> None:
+        """Drop the session now; the next attempt needs no backoff wait.
+
+        With ``start`` the attempt begins at once (the caller awaits it, e.g. ``refresh``);
+        otherwise it waits for the next ``connect_all`` unless the manager retries on its own.
+        """
+        if handle.stopped:
+            return
+        handle.conn = None
+        handle.state = "failed"
+        handle.retry_at = anyio.current_time()
+        if reason is not None:
+            handle.last_error = reason
+        if handle.scope is not None:
+            handle.scope.cancel()
+        if start or self._auto_retry:
+            handle.wake.set()
+        handle.notify()
+
+    async def connect_all(
+        self,
+        handles: list[ServerHandle],
+        *,
+        force: bool = False,
+        progress: ProgressFn | None = None,
+    ) -> None:
+        """Bring up every handle that is down and due (all of them with ``force``); wait for
+        each attempt's outcome, bounded by the server's ready timeout."""
+        now = anyio.current_time()
+        todo = []
+        for h in handles:
+            if h.stopped or h.connected:
+                continue
+            due = h.state in ("pending", "connecting") or force or h.retry_due(now)
+            if due:
+                todo.append((h, h.request_connect()))
+        done = [0]
+
+        async def wait(h: ServerHandle, attempt: int) -> None:
+            await h.wait_attempt(attempt, h.config.ready_timeout_ms / 1000 + _WAIT_GRACE_S)
+            done[0] += 1
+            if progress is not None:
+                progress(done[0], len(todo))
+
+        async with anyio.create_task_group() as tg:
+            for h, attempt in todo:
+                tg.start_soon(wait, h, attempt)
+
+    async def refresh(
+        self, handles: list[ServerHandle], *, force: bool = False, max_age_s: float = math.inf
+    ) -> None:
+        """Re-list connected servers that are stale, older than ``max_age_s`` or all
+        (``force``); then reconnect what is down and due (everything down with ``force``)."""
+        now = anyio.current_time()
+        async with anyio.create_task_group() as tg:
+            for h in handles:
+                old = now - h.listing.listed_at >= max_age_s
+                if h.connected and (force or h.stale or old):
+                    tg.start_soon(self.relist, h)
+        await self.connect_all(handles, force=force)
+
+    async def relist(self, handle: ServerHandle) -> None:
+        """Fetch a fresh listing; a failure means the session is suspect and is reopened."""
+        conn = handle.conn
+        if conn is None or conn.closed.is_set():
+            return
+        try:
+            with anyio.fail_after(handle.config.ready_timeout_ms / 1000):
+                listing = await fetch_listing(conn, now=anyio.current_time())
+        except Exception as exc:  # per-server isolation: the failure is this server's status
+            handle.last_error = f"listing failed: {_reason(exc)}"
+            self.reconnect(handle)
+            return
+        handle.listing = listing
+        handle.version += 1
+        handle.stale = False
+        handle.notify()
+
+    async def request(
+        self,
+        handle: ServerHandle,
+        op: Callable[[Any], Awaitable[T]],
+        *,
+        what: str,
+    ) -> T:
+        """Run ``op(client)`` on the server's session.
+
+        Raises:
+            McpToolError: the server is down (after one due reconnect attempt), the request
+                timed out, the server answered with a protocol error or an invalid result.
+        """
+        conn = handle.conn
+        if conn is None or conn.closed.is_set():
+            await self.connect_all([handle])
+            conn = handle.conn
+            if conn is None or conn.closed.is_set():
+                reason = handle.last_error or "not connected yet"
+                raise McpToolError(
+                    f"not connected ({reason})",
+                    server=handle.name,
+                    hint="`lemon mcp status` shows every server; `refresh()` reconnects now",
+                )
+        timeout = handle.config.timeout_ms / 1000
+        try:
+            # One deadline covers the write and the wait; when it fires the SDK tells the
+            # server (notifications/cancelled) and the session stays usable.
+            with anyio.fail_after(timeout):
+                return await op(conn.client)
+        except MCPError as exc:
+            if exc.code == types.REQUEST_TIMEOUT:
+                raise McpToolError(
+                    f"{what} timed out after {timeout:g} s", server=handle.name
+                ) from None
+            if _broken(exc):
+                self.reconnect(handle, start=False, reason=f"connection lost ({exc.message})")
+            raise McpToolError(f"{what} failed: {exc.message}", server=handle.name) from exc
+        except TimeoutError:
+            raise McpToolError(
+                f"{what} timed out after {timeout:g} s", server=handle.name
+            ) from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            self.reconnect(handle, start=False, reason="connection lost")
+            raise McpToolError(f"{what} failed: connection lost", server=handle.name) from exc
+        except (ValidationError, RuntimeError) as exc:
+            reason = f"the server's answer is invalid: {describe(exc)}"
+            raise McpToolError(f"{what} failed: {reason}", server=handle.name) from exc
+
+    async def _serve(self, h: ServerHandle) -> None:
+        try:
+            await h.wake.wait()
+            while _alive(h):
+                h.wake = anyio.Event()
+                await self._attempt(h)
+                if not _alive(h):
+                    break
+                if self._auto_retry and not h.wake.is_set():
+                    with anyio.move_on_after(max(0.0, h.retry_at - anyio.current_time())):
+                        await h.wake.wait()
+                else:
+                    await h.wake.wait()
+        finally:
+            h.state = "stopped"
+            h.conn = None
+            h.notify()
+
+    async def _attempt(self, h: ServerHandle) -> None:
+        h.attempts += 1
+        h.state = "connecting"
+        h.notify()
+        probe = Probe()
+        up: list[float] = []
+        async with anyio.create_task_group() as watch:
+            watch.start_soon(self._watchdog, h, probe)
+            with anyio.CancelScope() as scope:
+                h.scope = scope
+                await self._session(h, probe, up)
+            watch.cancel_scope.cancel()
+        h.scope = None
+        self._down(h, forced=scope.cancel_called, lived=up[0] if up else None)
+
+    async def _session(self, h: ServerHandle, probe: Probe, up: list[float]) -> None:
+        """Connect, list and hold the session until it ends; ``up`` gets the time it came up."""
+        try:
+            async with self._open(h, probe) as conn:
+                with anyio.fail_after(h.config.ready_timeout_ms / 1000):
+                    listing = await fetch_listing(conn, now=anyio.current_time())
+                up.append(anyio.current_time())
+                self._up(h, conn, listing)
+                await conn.closed.wait()
+                tail = conn.stderr_tail()
+                h.last_error = "connection closed by the server" + (
+                    f"; stderr: {tail}" if tail else ""
+                )
+        except Exception as exc:  # per-server isolation: the failure is this server's status
+            h.last_error = _reason(exc)
+
+    async def _watchdog(self, h: ServerHandle, probe: Probe) -> None:
+        """Report a startup timeout at the deadline, not after the slow teardown of the
+        attempt (a server that ignores EOF takes seconds to be stopped)."""
+        ready_s = h.config.ready_timeout_ms / 1000
+        await anyio.sleep(ready_s)
+        if h.state == "connecting":
+            h.last_error = startup_failure(startup_timeout(ready_s), probe, h.config)
+            h.state = "failed"
+            h.notify()
+
+    def _open(self, h: ServerHandle, probe: Probe) -> Any:
+        cfg = h.config
+        auth = self._auth_factory(cfg) if self._auth_factory else None
+        sampling = self._sampling_factory(cfg) if self._sampling_factory else None
+
+        async def on_notification(message: Any) -> None:
+            if isinstance(getattr(message, "root", message), _LIST_CHANGED):
+                h.stale = True
+
+        return connect(
+            cfg,
+            auth=auth,
+            sampling_callback=sampling,
+            on_notification=on_notification,
+            client_info=self._client_info,
+            probe=probe,
+        )
+
+    def _up(self, h: ServerHandle, conn: Connection, listing: Any) -> None:
+        client = conn.client
+        info = client.server_info
+        h.conn = conn
+        h.listing = listing
+        h.version += 1
+        h.stale = False
+        h.state = "connected"
+        h.last_error = "; ".join(listing.problems) or None
+        h.protocol_version = client.protocol_version
+        h.server_info = info.model_dump(mode="json", exclude_none=True) if info else None
+        h.notify()
+
+    def _down(self, h: ServerHandle, *, forced: bool, lived: float | None) -> None:
+        now = anyio.current_time()
+        h.conn = None
+        if h.stopped:
+            h.state = "stopped"
+        else:
+            h.state = "failed"
+            base, cap = self._backoff
+            if lived is not None and now - lived >= cap:
+                h.failures = 0  # it ran well for a while: start the backoff over
+            if not forced:
+                h.failures += 1
+                h.retry_at = now + min(cap, base * 2 ** (h.failures - 1))
+        h.notify()
+
+
+def _alive(h: ServerHandle) -> bool:
+    return not h.stopped
+
+
+def _broken(exc: MCPError) -> bool:
+    return exc.code == types.CONNECTION_CLOSED or "session terminated" in exc.message.lower()
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError) and not str(exc):
+        return "listing timed out"
+    return describe(exc)

@@ -1,0 +1,181 @@
+"""Where an ``McpSource``'s sessions live, and how calls reach them from sync or async code.
+
+``Runtime.enter()`` (from ``async with``) runs the manager in the caller's event loop, with
+servers reconnecting on their own and a periodic refresh. Otherwise the first call starts a
+``SyncLoop`` whose main task owns the manager; synchronous callers drive it (see ``_loop.py``),
+asynchronous callers from a foreign loop reach it through a worker thread. Forgotten sync
+runtimes are closed by an exit hook, so no server process outlives the program.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import threading
+import weakref
+from collections.abc import Callable, Coroutine
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+
+from ..errors import UsageError
+from ._loop import SyncLoop
+from .core import SourceCore
+from .manager import McpManager
+
+T = TypeVar("T")
+CoreFactory = Callable[[McpManager], SourceCore]
+Job = Callable[[], Coroutine[Any, Any, T]]
+
+
+class Runtime:
+    """Owns the manager and the ``SourceCore`` for one source."""
+
+    def __init__(
+        self,
+        make_core: CoreFactory,
+        manager_kwargs: dict[str, Any],
+        refresh_interval_s: float,
+    ) -> None:
+        self._make_core = make_core
+        self._manager_kwargs = manager_kwargs
+        self._interval = refresh_interval_s
+        self.core: SourceCore | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.sync: SyncLoop | None = None
+        self._owned: McpManager | None = None
+        self._token: anyio.lowlevel.EventLoopToken | None = None
+        self._stop: asyncio.Event | None = None
+        self._main: asyncio.Task[None] | None = None
+        self._start_lock = threading.Lock()
+
+    @property
+    def owned(self) -> bool:
+        """Running inside a caller's ``async with``."""
+        return self._owned is not None
+
+    def in_owner_loop(self) -> bool:
+        """Whether the current thread is running the owning event loop."""
+        return self.loop is not None and running_loop() is self.loop
+
+    async def enter(self) -> None:
+        """Start in the current event loop (structured: the caller's task owns everything)."""
+        if self.core is not None:
+            raise UsageError("this McpSource is already running")
+        manager = McpManager(auto_retry=True, **self._manager_kwargs)
+        await manager.__aenter__()
+        self._owned = manager
+        self.core = self._make_core(manager)
+        self._token = anyio.lowlevel.current_token()
+        self.loop = running_loop()
+        manager.start_soon(self._ticker)
+
+    async def exit(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Stop every server started by ``enter``."""
+        manager, self._owned, self.core, self._token, self.loop = (
+            self._owned,
+            None,
+            None,
+            None,
+            None,
+        )
+        if manager is not None:
+            await manager.__aexit__(exc_type, exc, tb)
+
+    async def arun(self, fn: Job[T]) -> T:
+        """Run ``fn()`` where the sessions live, from async code."""
+        if self._owned is not None:
+            if self.in_owner_loop():
+                return await fn()
+            token = self._token
+            return await anyio.to_thread.run_sync(lambda: anyio.from_thread.run(fn, token=token))
+        return await anyio.to_thread.run_sync(self.run, fn)
+
+    def run(self, fn: Job[T]) -> T:
+        """Run ``fn()`` where the sessions live, from sync code.
+
+        Raises:
+            UsageError: called from the owning event loop (use the async methods).
+        """
+        if self._owned is not None:
+            if self.in_owner_loop():
+                raise UsageError("use the async methods inside `async with McpSource()`")
+            return anyio.from_thread.run(fn, token=self._token)
+        return self._ensure_sync().run(fn)
+
+    def close(self) -> None:
+        """Stop every server of the sync runtime and release its loop (idempotent)."""
+        loop = self.sync
+        if loop is None or loop.closed:
+            return
+        loop.close(self._shutdown)
+        self.core = None
+
+    def _ensure_sync(self) -> SyncLoop:
+        with self._start_lock:
+            if self.sync is None or self.sync.closed:
+                self.sync = SyncLoop()
+                self.sync.run(self._start)
+                _register_exit(self)
+            return self.sync
+
+    async def _start(self) -> None:
+        started = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._main = asyncio.get_running_loop().create_task(self._serve(started))
+        await started.wait()
+
+    async def _serve(self, started: asyncio.Event) -> None:
+        assert self._stop is not None
+        async with McpManager(auto_retry=False, **self._manager_kwargs) as manager:
+            self.core = self._make_core(manager)
+            started.set()
+            await self._stop.wait()
+
+    async def _shutdown(self) -> None:
+        if self._stop is not None and self._main is not None:
+            self._stop.set()
+            await self._main
+
+    async def _ticker(self) -> None:
+        while True:
+            await anyio.sleep(self._interval)
+            if self.core is not None:
+                await self.core.refresh_expired()
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The asyncio loop running in this thread, if any."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+_open: weakref.WeakSet[Runtime] = weakref.WeakSet()
+_exit_hook_installed = False
+
+
+def _register_exit(runtime: Runtime) -> None:
+    global _exit_hook_installed
+    _open.add(runtime)
+    if not _exit_hook_installed:
+        atexit.register(_close_all)
+        _exit_hook_installed = True
+
+
+def _close_all() -> None:
+    for runtime in list(_open):
+        # Interpreter exit: a failure to close one source must not stop the others.
+        with contextlib.suppress(Exception):
+            runtime.close()

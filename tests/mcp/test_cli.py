@@ -1,0 +1,157 @@
+"""``lemon mcp ...`` end to end, against real fixture servers configured in a project."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lemon_skills.cli import main
+from tests.helpers.mcp import rich, smoke
+
+
+@pytest.fixture
+def configured(project: Path) -> Path:
+    (project / ".lemon").mkdir()
+    doc = {"mcpServers": {"fx": smoke("ignored") | {"name": "fx"}}, "servers": [rich("rich")]}
+    (project / ".lemon" / "mcp.json").write_text(json.dumps(doc), encoding="utf-8")
+    return project
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_shows_configured_servers_without_connecting(configured, capsys):
+    code, out, _ = run(capsys, "mcp", "list", "--json", "--cwd", str(configured))
+    data = json.loads(out)
+    assert code == 0 and data["enabled"] is True
+    assert [(s["name"], s["transport"], s["origin"]) for s in data["servers"]] == [
+        ("rich", "stdio", "project"),
+        ("fx", "stdio", "project"),
+    ]
+
+
+def test_tools_json_shape(configured, capsys):
+    code, out, _ = run(capsys, "mcp", "tools", "--server", "fx", "--json", "--cwd", str(configured))
+    rows = json.loads(out)
+    assert code == 0
+    assert all(set(r) == {"name", "server", "tool", "description", "input_schema"} for r in rows)
+    echo = next(r for r in rows if r["name"] == "mcp_fx_echo")
+    assert echo["server"] == "fx" and echo["tool"] == "echo"
+    assert echo["input_schema"]["required"] == ["message"]
+    assert {r["server"] for r in rows} == {"fx"}
+
+
+def test_call_json_shape_and_exit_codes(configured, capsys):
+    args = ("--json", "--cwd", str(configured))
+    code, out, _ = run(
+        capsys, "mcp", "call", "mcp_rich_structured", "--args", '{"city": "Rome"}', *args
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) == {"is_error", "content", "structured"}
+    assert data["is_error"] is False
+    assert data["structured"] == {"city": "Rome", "celsius": 21}
+    assert data["content"][0]["type"] == "text"
+    code, out, _ = run(capsys, "mcp", "call", "mcp_rich_fail", *args)
+    assert code == 1 and json.loads(out)["content"] == [{"type": "text", "text": "planned failure"}]
+
+
+def test_call_errors_say_what_to_do(configured, capsys):
+    code, _, err = run(capsys, "mcp", "call", "mcp_rich_ecko", "--cwd", str(configured))
+    assert code == 1
+    assert "unknown MCP tool" in err and "mcp_rich_echo" in err
+    code, _, err = run(
+        capsys, "mcp", "call", "mcp_rich_echo", "--args", "[1]", "--cwd", str(configured)
+    )
+    assert code == 2 and "must be a JSON object" in err
+
+
+def test_status_json_shape(configured, capsys):
+    code, out, _ = run(capsys, "mcp", "status", "--json", "--cwd", str(configured))
+    data = json.loads(out)
+    assert code == 0
+    assert {"disabled", "servers", "cached_tools", "cache_ttl_ms"} <= set(data)
+    keys = {
+        "connected",
+        "transport",
+        "tool_count",
+        "resource_count",
+        "prompt_count",
+        "capabilities",
+        "last_error",
+    }
+    for server in data["servers"].values():
+        assert keys <= set(server)
+    assert data["servers"]["fx"]["connected"] is True
+    assert (
+        data["cached_tools"]
+        == data["servers"]["fx"]["tool_count"] + data["servers"]["rich"]["tool_count"]
+    )
+
+
+def test_resources_and_prompts(configured, capsys):
+    code, out, _ = run(
+        capsys, "mcp", "resources", "--server", "rich", "--json", "--cwd", str(configured)
+    )
+    assert code == 0
+    assert {(r["server"], r["uri"]) for r in json.loads(out)} == {
+        ("rich", "fixture://status"),
+        ("rich", "fixture://secret"),
+    }
+    code, out, _ = run(capsys, "mcp", "prompts", "--json", "--cwd", str(configured))
+    assert {(p["server"], p["name"]) for p in json.loads(out)} == {
+        ("fx", "brief"),
+        ("rich", "brief"),
+        ("rich", "other"),
+    }
+
+
+def test_validate_reports_every_bad_entry(tmp_path, capsys):
+    bad = tmp_path / "mcp.json"
+    bad.write_text(
+        json.dumps(
+            {"servers": [{"command": ""}, {"type": "http", "url": "nope"}, {"command": "ok"}]}
+        )
+    )
+    code, out, _ = run(capsys, "mcp", "validate", str(bad), "--json")
+    data = json.loads(out)
+    assert code == 1
+    assert data["valid"] == [None]
+    assert [(e["index"], e["reason"]) for e in data["errors"]] == [
+        (0, "stdio command cannot be empty"),
+        (1, "invalid HTTP URL: nope"),
+    ]
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"mcpServers": {"t": {"command": "mcp-server-time"}}}))
+    code, out, _ = run(capsys, "mcp", "validate", str(good))
+    assert code == 0 and "t (stdio)" in out
+
+
+def test_disabled_mcp_is_reported(configured, capsys, monkeypatch):
+    monkeypatch.setenv("LEMON_MCP_DISABLED", "1")
+    code, out, _ = run(capsys, "mcp", "status", "--json", "--cwd", str(configured))
+    data = json.loads(out)
+    assert code == 0 and data["disabled"] is True and data["servers"] == {}
+
+
+@pytest.mark.parametrize(("kind", "completed", "skipped"), [("stdio", 14, 3), ("sse", 14, 0)])
+def test_smoke_proofs_pass_and_are_written(kind, completed, skipped, tmp_path, capsys):
+    out_file = tmp_path / "proofs" / f"mcp-{kind}-latest.json"
+    code, out, _ = run(capsys, "mcp", "smoke", kind, "--out", str(out_file))
+    proof = json.loads(out_file.read_text())
+    assert code == 0, [c for c in proof["checks"] if c["status"] == "failed"]
+    assert json.loads(out) == proof
+    assert proof["status"] == "completed" and proof["proof"] == f"mcp_{kind}_smoke"
+    assert (proof["completed_count"], proof["failed_count"], proof["skipped_count"]) == (
+        completed,
+        0,
+        skipped,
+    )
+    assert len(proof["checks"]) == {"stdio": 17, "sse": 14}[kind]
+    assert not any(proof["cleanup"].values())
+    assert len(list(out_file.parent.glob(f"mcp-{kind}-smoke-*.json"))) == 1
