@@ -23,7 +23,18 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 from ..errors import ConfigError
-from .usage import DEFAULT_ARCHIVE_DAYS, DEFAULT_STALE_DAYS, Record, iso, normalise, parse_time
+from .usage import (
+    DEFAULT_ARCHIVE_DAYS,
+    DEFAULT_STALE_DAYS,
+    Record,
+    as_count,
+    as_text,
+    days_since,
+    iso,
+    last_activity,
+    normalise,
+    parse_time,
+)
 
 DEFAULT_GRACE_DAYS: Final = 30
 CURATOR_ACTOR: Final = "curator"
@@ -264,7 +275,7 @@ def _decide(
         return None
     if present is not None and row.name not in present:
         return _hold(row, "missing", "skill folder not found; left as it is")
-    age = _days_since(row.created_at, now)
+    age = days_since(row.created_at, now)
     if row.never_used and age is not None and age < th.grace_days:
         return _hold(
             row, "grace", f"never used, created {age} days ago ({th.grace_days}-day grace)"
@@ -284,7 +295,7 @@ def _archive_or_stage(
         return _move(row, "archived", f"idle {idle} days; archive after {th.archive_after_days}")
     if row.lifecycle_state == "active":
         return _move(row, "stale", f"never used, idle {idle} days; marked stale before any archive")
-    stale_for = _days_since(rec.get("state_updated_at"), now)
+    stale_for = days_since(rec.get("state_updated_at"), now)
     if stale_for is not None and stale_for < th.grace_days:
         return _hold(
             row, "grace", f"never used, stale for {stale_for} days ({th.grace_days}-day grace)"
@@ -329,7 +340,7 @@ def _hold(row: SkillRow, reason: HoldReason, detail: str) -> Hold:
 
 def _row(name: str, rec: Record, now: datetime, th: Thresholds) -> SkillRow:
     activity = last_activity(rec)
-    idle = _days_since(activity, now)
+    idle = days_since(activity, now)
     authored = rec.get("created_by") == "agent"
     eligible = authored and not rec["pinned"] and rec["lifecycle_state"] in _REVIEWABLE
     return SkillRow(
@@ -337,33 +348,13 @@ def _row(name: str, rec: Record, now: datetime, th: Thresholds) -> SkillRow:
         lifecycle_state=rec["lifecycle_state"],
         pinned=rec["pinned"],
         agent_authored=authored,
-        load_count=_count(rec.get("load_count")),
-        write_count=_count(rec.get("write_count")),
-        created_at=_text(rec.get("created_at")),
-        last_loaded_at=_text(rec.get("last_loaded_at")),
-        last_write_at=_text(rec.get("last_write_at")),
+        load_count=as_count(rec.get("load_count")),
+        write_count=as_count(rec.get("write_count")),
+        created_at=as_text(rec.get("created_at")),
+        last_loaded_at=as_text(rec.get("last_loaded_at")),
+        last_write_at=as_text(rec.get("last_write_at")),
         last_activity_at=activity,
         idle_days=idle,
         stale_candidate=eligible and idle is not None and idle >= th.stale_after_days,
         archive_candidate=eligible and idle is not None and idle >= th.archive_after_days,
     )
-
-
-def last_activity(rec: Mapping[str, Any]) -> str | None:
-    """The latest parsable of ``last_loaded_at``, ``last_write_at``, ``created_at``."""
-    values = [rec.get(k) for k in ("last_loaded_at", "last_write_at", "created_at")]
-    parsed = [(t, v) for v in values if (t := parse_time(v)) is not None]
-    return max(parsed)[1] if parsed else None
-
-
-def _days_since(value: Any, now: datetime) -> int | None:
-    moment = parse_time(value)
-    return None if moment is None else max(0, (now - moment).days)
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None

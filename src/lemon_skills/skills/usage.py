@@ -298,6 +298,24 @@ def as_count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def as_text(value: Any) -> str | None:
+    """A non-empty string field, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def last_activity(rec: Mapping[str, Any]) -> str | None:
+    """The latest parsable of ``last_loaded_at``, ``last_write_at``, ``created_at``."""
+    values = [rec.get(k) for k in ("last_loaded_at", "last_write_at", "created_at")]
+    parsed = [(t, v) for v in values if (t := parse_time(v)) is not None]
+    return max(parsed)[1] if parsed else None
+
+
+def days_since(value: Any, now: datetime) -> int | None:
+    """Whole days from the timestamp ``value`` to ``now`` (never negative); None if unparsable."""
+    moment = parse_time(value)
+    return None if moment is None else max(0, (now - moment).days)
+
+
 def _skills(state: dict[str, Any], path: Path) -> dict[str, Any]:
     skills = state.setdefault("skills", {})
     if not isinstance(skills, dict):

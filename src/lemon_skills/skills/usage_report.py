@@ -18,8 +18,10 @@ from .usage import (
     Record,
     UsageStore,
     as_count,
+    as_text,
+    days_since,
+    last_activity,
     normalise,
-    parse_time,
     usage_path,
 )
 
@@ -124,9 +126,8 @@ def lifecycle_reasons(entry: Entry, view: View) -> list[str]:
 
 
 def _row(name: str, rec: Record, now: datetime, stale: int, archive: int) -> ReportRow:
-    activity = _last_activity(rec)
-    moment = parse_time(activity)
-    idle = None if moment is None else max(0, (now - moment).days)
+    activity = last_activity(rec)
+    idle = days_since(activity, now)
     authored = rec.get("created_by") == "agent"
     eligible = (
         authored and rec["lifecycle_state"] not in ("pinned", "archived") and idle is not None
@@ -139,24 +140,11 @@ def _row(name: str, rec: Record, now: datetime, stale: int, archive: int) -> Rep
         load_count=as_count(rec.get("load_count")),
         write_count=as_count(rec.get("write_count")),
         write_error_count=as_count(rec.get("write_error_count")),
-        created_at=_str(rec.get("created_at")),
-        last_loaded_at=_str(rec.get("last_loaded_at")),
-        last_write_at=_str(rec.get("last_write_at")),
+        created_at=as_text(rec.get("created_at")),
+        last_loaded_at=as_text(rec.get("last_loaded_at")),
+        last_write_at=as_text(rec.get("last_write_at")),
         last_activity_at=activity,
         idle_days=idle,
         stale_candidate=eligible and idle is not None and idle >= stale,
         archive_candidate=eligible and idle is not None and idle >= archive,
     )
-
-
-def _last_activity(rec: Record) -> str | None:
-    values = [rec.get(k) for k in ("last_loaded_at", "last_write_at", "created_at")]
-    strings = [v for v in values if isinstance(v, str) and v]
-    parsed = [(t, v) for v in strings if (t := parse_time(v)) is not None]
-    if parsed:
-        return max(parsed)[1]
-    return strings[0] if strings else None
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
