@@ -303,11 +303,19 @@ def as_text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def last_activity(rec: Mapping[str, Any]) -> str | None:
-    """The latest parsable of ``last_loaded_at``, ``last_write_at``, ``created_at``."""
-    values = [rec.get(k) for k in ("last_loaded_at", "last_write_at", "created_at")]
+def last_activity(rec: Mapping[str, Any], *, keep_unparsable: bool = False) -> str | None:
+    """The latest parsable of ``last_loaded_at``, ``last_write_at``, ``created_at``.
+
+    With ``keep_unparsable`` a record holding only unparsable values returns the first of them
+    (so a report can show what is there instead of "never").
+    """
+    values = [
+        v for k in ("last_loaded_at", "last_write_at", "created_at") if (v := as_text(rec.get(k)))
+    ]
     parsed = [(t, v) for v in values if (t := parse_time(v)) is not None]
-    return max(parsed)[1] if parsed else None
+    if parsed:
+        return max(parsed)[1]
+    return values[0] if keep_unparsable and values else None
 
 
 def days_since(value: Any, now: datetime) -> int | None:

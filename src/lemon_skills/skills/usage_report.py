@@ -126,7 +126,7 @@ def lifecycle_reasons(entry: Entry, view: View) -> list[str]:
 
 
 def _row(name: str, rec: Record, now: datetime, stale: int, archive: int) -> ReportRow:
-    activity = last_activity(rec)
+    activity = last_activity(rec, keep_unparsable=True)
     idle = days_since(activity, now)
     authored = rec.get("created_by") == "agent"
     eligible = (
