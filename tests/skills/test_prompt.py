@@ -95,3 +95,26 @@ def test_project_skills_are_listed_before_global(project, project_skills, global
     write_skill(project_skills, "zzz-project", description="project one")
     out = lemon_skills.render_prompt("qqq", cwd=project)
     assert out.listed == ("zzz-project", "aaa-global")
+
+
+def test_weak_runners_up_stay_in_the_catalogue_not_in_the_prompt(project, project_skills):
+    write_skill(
+        project_skills,
+        "database",
+        description="Use for reversible SQL migrations that add or alter database tables",
+        body="## Migrations\n\nAlways write a down migration.\n",
+    )
+    write_skill(
+        project_skills,
+        "api",
+        description="Design REST endpoints and status codes",
+        body="## Orders\n\nThe orders endpoint pages results.\n",
+    )
+    write_skill(project_skills, "react", description="Build React components and hooks")
+    query = "add a reversible migration for the orders table"
+    found = [e.key for e in lemon_skills.find_relevant(query, cwd=project)]
+    assert found == ["database", "api"]  # the body mention of "orders" makes api a runner-up
+    out = lemon_skills.render_prompt(query, cwd=project)
+    assert out.relevant == ("database",)
+    assert "The orders endpoint pages results." not in out.text
+    assert "api" in out.listed

@@ -253,14 +253,20 @@ def render_prompt(
 ) -> prompt_mod.RenderedPrompt:
     """The system-prompt block for ``request``: relevant skills and the catalogue.
 
-    Emits ``skill.prompt_render`` with the keys shown (never the request or any skill text);
-    ``context`` adds ``run_id``/``session_key``/``session_id``/``agent_id`` to that event.
+    Only skills that clear the relevance bar on their own are injected; weaker runners-up that
+    ``find_relevant`` would still list stay in the catalogue, so their text does not crowd the
+    prompt. Emits ``skill.prompt_render`` with the keys shown (never the request or any skill
+    text); ``context`` adds ``run_id``/``session_key``/``session_id``/``agent_id`` to it.
     """
     v = view(cwd)
     catalogue = prompt_catalogue(v)
     allowed = {e.key for e in catalogue}
+    weights = ranking_index(v).weights
+    bar = weights.semantic_min_score if semantic_mod.requested(None) else weights.min_score
     relevant = [
-        e for e in find_relevant(request, cwd=cwd, max_results=max_results) if e.key in allowed
+        m.entry
+        for m in _rank(v, request, max_results, None)
+        if m.score >= bar and m.entry.key in allowed
     ]
     rendered = prompt_mod.render(relevant, catalogue, budget=budget, mode=mode)
     observe.emit("skill.prompt_render", observe.prompt_metadata(rendered, v.cwd, mode, context))
