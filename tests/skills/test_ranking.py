@@ -231,3 +231,19 @@ def test_explain_shows_the_evidence_the_abstain_check_used(project, project_skil
     top = api.matches("tune postgres indexes", cwd=project)[0]
     assert top.entry.key == "postgres-tuning"
     assert top.parts["evidence"] >= ranking.DEFAULT_WEIGHTS.min_score
+
+
+def test_compound_words_in_descriptions_also_count_as_their_parts(project, project_skills):
+    write_skill(project_skills, "web-crawler", description="Crawl any website and save its pages.")
+    write_skill(project_skills, "seo-basics", description="Improve the search ranking of pages.")
+    write_skill(project_skills, "site-reliability", description="Keep services up: on-call, SLOs.")
+    top = api.matches("save a site's pages", cwd=project)[0]
+    assert top.entry.key == "web-crawler"
+    assert "term:site" in top.parts
+
+
+def test_an_ordinary_word_is_not_split_into_lookalike_parts(project, project_skills):
+    write_skill(project_skills, "form-builder", description="Build web forms with validation.")
+    write_skill(project_skills, "load-tests", description="See how servers perform, per route.")
+    write_skill(project_skills, "profiling", description="Find why functions perform slowly.")
+    assert _keys("form", project) == ["form-builder"]

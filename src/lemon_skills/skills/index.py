@@ -157,7 +157,7 @@ def decompound(word: str, lexicon: Mapping[str, str]) -> tuple[str, str] | None:
     return None
 
 
-def _short_counts(value: str, lexicon: dict[str, str]) -> tuple[Counter[str], int]:
+def _short_counts(value: str, lexicon: dict[str, str]) -> tuple[Counter[str], int, list[str]]:
     raw = [w for w in text.words(value) if text.is_content(w)]
     terms = [text.stem(w) for w in raw]
     counts: Counter[str] = Counter(terms)
@@ -165,7 +165,7 @@ def _short_counts(value: str, lexicon: dict[str, str]) -> tuple[Counter[str], in
     for w, t in zip(raw, terms, strict=True):
         if len(w) >= 3:
             lexicon.setdefault(w, t)
-    return counts, len(terms)
+    return counts, len(terms), raw
 
 
 FieldCounts = list[tuple[Field, Counter[str], int]]
@@ -173,21 +173,49 @@ FieldCounts = list[tuple[Field, Counter[str], int]]
 
 def _analyse(entries: Sequence[Entry]) -> tuple[list[FieldCounts], dict[str, str]]:
     per_entry: list[FieldCounts] = []
+    short_words: list[list[list[str]]] = []
     lexicon: dict[str, str] = {}
     for entry in entries:
         fields: FieldCounts = []
+        raw: list[list[str]] = []
         for fname, value in entry_fields(entry).items():
             if fname == "body":
                 counts = text.term_counts(value)
                 fields.append((fname, counts, counts.total()))
             else:
-                fields.append((fname, *_short_counts(value, lexicon)))
+                counts, length, words = _short_counts(value, lexicon)
+                fields.append((fname, counts, length))
+                raw.append(words)
         per_entry.append(fields)
+        short_words.append(raw)
     # Compound key words ("firecrawl", "hackernews") also count as their parts.
     for entry, fields in zip(entries, per_entry, strict=True):
         parts = [p for w in text.key_words(entry.key) if (p := decompound(w, lexicon))]
         fields[0][1].update(t for pair in parts for t in pair)
+    _split_compounds(per_entry, short_words, lexicon)
     return per_entry, lexicon
+
+
+def _split_compounds(
+    per_entry: list[FieldCounts], short_words: list[list[list[str]]], lexicon: Mapping[str, str]
+) -> None:
+    """Let compounds in keywords, descriptions and headings ("website", "codebase") also
+    count as their parts, so "site" meets "website". Only a compound that fewer skills state
+    than either part is split: a true compound narrows its parts, while an ordinary word
+    that merely looks like two ("perform" = "per" + "form") is at least as common."""
+    held: Counter[str] = Counter()
+    for fields in per_entry:
+        held.update({t for _, counts, _ in fields[:-1] for t in counts})
+    splits: dict[str, tuple[str, str] | None] = {}
+    for fields, raw in zip(per_entry, short_words, strict=True):
+        for (_, counts, _), words in zip(fields[1:-1], raw[1:], strict=True):
+            for w in words:
+                if w not in splits:
+                    p = decompound(w, lexicon)
+                    rarer = p and held[text.stem(w)] <= min(held[p[0]], held[p[1]])
+                    splits[w] = p if rarer else None
+                if (pair := splits[w]) is not None:
+                    counts.update(pair)
 
 
 def build_index(entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS) -> Index:
