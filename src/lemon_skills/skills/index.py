@@ -76,9 +76,9 @@ class Weights:
     min_score: float = 0.45
     #: With semantic ranking: bonus per unit of cosine similarity above the floor...
     semantic_weight: float = 3.0
-    semantic_floor: float = 0.2
+    semantic_floor: float = 0.1
     #: ...and the abstain bar for the combined score.
-    semantic_min_score: float = 0.5
+    semantic_min_score: float = 0.8
     #: Results after the first are kept while they score at least this share of the first.
     keep_ratio: float = 0.0
 
