@@ -54,6 +54,19 @@ def split_halves(cases: Sequence[Case]) -> tuple[list[Case], list[Case]]:
     return a, b
 
 
+def stratified_folds(cases: Sequence[Case], k: int) -> list[list[Case]]:
+    """``k`` folds with the same mix of kinds, fixed by a hash of each query."""
+    folds: list[list[Case]] = [[] for _ in range(k)]
+    for kind in sorted({c.kind for c in cases}):
+        group = sorted(
+            (c for c in cases if c.kind == kind),
+            key=lambda c: hashlib.sha1(c.query.encode()).hexdigest(),
+        )
+        for i, c in enumerate(group):
+            folds[i % k].append(c)
+    return folds
+
+
 # --- plain BM25 over name + description ------------------------------------------------------
 
 _PLAIN = re.compile(r"[a-z0-9]+")

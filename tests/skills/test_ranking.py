@@ -198,3 +198,52 @@ def test_semantic_without_the_extra_installed_is_a_clear_error(
     assert "pip install" in (err.value.hint or "")
     # The lexical ranker is unaffected.
     assert _keys("deploy kubernetes", project)[0] == "kubernetes-deploy"
+
+
+def _passing_mentions(root: Path) -> None:
+    """Skills whose bodies mention docker and gardens in passing, none about either."""
+    for i, topic in enumerate(["ci-pipelines", "api-servers", "log-search", "backups"]):
+        write_skill(
+            root,
+            topic,
+            description=f"Everything about {topic.replace('-', ' ')} number {i}.",
+            body="## Notes\n\nRuns fine inside Docker. Docker compose works too.\n"
+            "Like a garden, it needs weeding; tomatoes grow faster.\n",
+        )
+
+
+def test_word_bodies_mention_in_passing_still_finds_the_skill_about_it(project, project_skills):
+    _passing_mentions(project_skills)
+    write_skill(project_skills, "docker-slim", description="Make Docker images smaller.")
+    write_skill(
+        project_skills, "image-resize", description="Shrink image files: resize PNG and JPEG."
+    )
+    assert _keys("shrink a docker image", project)[0] == "docker-slim"
+
+
+def test_request_matching_only_passing_body_mentions_gets_nothing(project, project_skills):
+    _passing_mentions(project_skills)
+    assert _keys("grow tomatoes in my garden", project) == []
+
+
+def test_explain_shows_the_evidence_the_abstain_check_used(project, project_skills):
+    _corpus(project_skills)
+    top = api.matches("tune postgres indexes", cwd=project)[0]
+    assert top.entry.key == "postgres-tuning"
+    assert top.parts["evidence"] >= ranking.DEFAULT_WEIGHTS.min_score
+
+
+def test_compound_words_in_descriptions_also_count_as_their_parts(project, project_skills):
+    write_skill(project_skills, "web-crawler", description="Crawl any website and save its pages.")
+    write_skill(project_skills, "seo-basics", description="Improve the search ranking of pages.")
+    write_skill(project_skills, "site-reliability", description="Keep services up: on-call, SLOs.")
+    top = api.matches("save a site's pages", cwd=project)[0]
+    assert top.entry.key == "web-crawler"
+    assert "term:site" in top.parts
+
+
+def test_an_ordinary_word_is_not_split_into_lookalike_parts(project, project_skills):
+    write_skill(project_skills, "form-builder", description="Build web forms with validation.")
+    write_skill(project_skills, "load-tests", description="See how servers perform, per route.")
+    write_skill(project_skills, "profiling", description="Find why functions perform slowly.")
+    assert _keys("form", project) == ["form-builder"]

@@ -41,9 +41,10 @@ def find_cmd(
 
     Prints nothing (and says so on stderr) when no skill is relevant. With --explain each
     result lists its score parts: one per matched term (term:STEM, or term:STEM<-typed for a
-    typo fix), phrase, exact_name, coverage (share of the query's information matched) and
-    short_fields (evidence from name, keywords, description and headings); with --semantic
-    also similarity and the semantic bonus.
+    typo fix), phrase, exact_name, coverage (share of the query's information matched),
+    short_fields (the part from name, keywords, description and headings), score, and
+    evidence (the plain-IDF score the abstain bar is checked against); with --semantic also
+    similarity and the semantic bonus.
     """
     found = api.matches(" ".join(query), cwd=cwd, max_results=max_results, semantic=semantic)
     if as_json:

@@ -56,6 +56,10 @@ class Weights:
         }
     )
     k1: float = 3.0
+    #: How much a skill that has a term only in its body counts towards the term's document
+    #: frequency (1 = plain BM25). A body mentions a term in passing; the short fields say
+    #: what a skill is about, so a word every body uses but few skills are about stays rare.
+    body_df: float = 0.35
     #: Bonus per adjacent query-word pair found adjacent in a short field (times its IDF).
     phrase: float = 0.5
     #: Added when the query is a skill's key or name.
@@ -63,16 +67,18 @@ class Weights:
     #: Weight of a typo fix or compound part relative to a word as typed.
     fuzzy: float = 0.7
     #: The score is multiplied by coverage ** this (IDF share of the query the skill matched).
-    coverage_power: float = 1.0
+    coverage_power: float = 0.75
+    #: The same for the abstain check (``ranking.evidence``).
+    abstain_coverage_power: float = 1.0
     #: Coverage credit of a word found only in the body, relative to one in a short field.
     body_credit: float = 1.0
     #: Answer only if the best skill scores at least this (in units of the rarest term).
     min_score: float = 0.45
     #: With semantic ranking: bonus per unit of cosine similarity above the floor...
     semantic_weight: float = 3.0
-    semantic_floor: float = 0.2
+    semantic_floor: float = 0.1
     #: ...and the abstain bar for the combined score.
-    semantic_min_score: float = 0.5
+    semantic_min_score: float = 0.8
     #: Results after the first are kept while they score at least this share of the first.
     keep_ratio: float = 0.0
 
@@ -107,7 +113,8 @@ class Index:
 
     entries: tuple[Entry, ...]
     postings: Mapping[str, Posting]
-    idf: Mapping[str, float]
+    idf: Mapping[str, float]  # ranks: body-only holders discounted (``Weights.body_df``)
+    plain_idf: Mapping[str, float]  # abstains: every holder counts (plain BM25 IDF)
     names: Mapping[str, int]  # key or name as words -> skill number
     lexicon: Mapping[str, str]  # short-field word -> its term (typo and compound lookups)
     weights: Weights
@@ -150,7 +157,7 @@ def decompound(word: str, lexicon: Mapping[str, str]) -> tuple[str, str] | None:
     return None
 
 
-def _short_counts(value: str, lexicon: dict[str, str]) -> tuple[Counter[str], int]:
+def _short_counts(value: str, lexicon: dict[str, str]) -> tuple[Counter[str], int, list[str]]:
     raw = [w for w in text.words(value) if text.is_content(w)]
     terms = [text.stem(w) for w in raw]
     counts: Counter[str] = Counter(terms)
@@ -158,7 +165,7 @@ def _short_counts(value: str, lexicon: dict[str, str]) -> tuple[Counter[str], in
     for w, t in zip(raw, terms, strict=True):
         if len(w) >= 3:
             lexicon.setdefault(w, t)
-    return counts, len(terms)
+    return counts, len(terms), raw
 
 
 FieldCounts = list[tuple[Field, Counter[str], int]]
@@ -166,21 +173,49 @@ FieldCounts = list[tuple[Field, Counter[str], int]]
 
 def _analyse(entries: Sequence[Entry]) -> tuple[list[FieldCounts], dict[str, str]]:
     per_entry: list[FieldCounts] = []
+    short_words: list[list[list[str]]] = []
     lexicon: dict[str, str] = {}
     for entry in entries:
         fields: FieldCounts = []
+        raw: list[list[str]] = []
         for fname, value in entry_fields(entry).items():
             if fname == "body":
                 counts = text.term_counts(value)
                 fields.append((fname, counts, counts.total()))
             else:
-                fields.append((fname, *_short_counts(value, lexicon)))
+                counts, length, words = _short_counts(value, lexicon)
+                fields.append((fname, counts, length))
+                raw.append(words)
         per_entry.append(fields)
+        short_words.append(raw)
     # Compound key words ("firecrawl", "hackernews") also count as their parts.
     for entry, fields in zip(entries, per_entry, strict=True):
         parts = [p for w in text.key_words(entry.key) if (p := decompound(w, lexicon))]
         fields[0][1].update(t for pair in parts for t in pair)
+    _split_compounds(per_entry, short_words, lexicon)
     return per_entry, lexicon
+
+
+def _split_compounds(
+    per_entry: list[FieldCounts], short_words: list[list[list[str]]], lexicon: Mapping[str, str]
+) -> None:
+    """Let compounds in keywords, descriptions and headings ("website", "codebase") also
+    count as their parts, so "site" meets "website". Only a compound that fewer skills state
+    than either part is split: a true compound narrows its parts, while an ordinary word
+    that merely looks like two ("perform" = "per" + "form") is at least as common."""
+    held: Counter[str] = Counter()
+    for fields in per_entry:
+        held.update({t for _, counts, _ in fields[:-1] for t in counts})
+    splits: dict[str, tuple[str, str] | None] = {}
+    for fields, raw in zip(per_entry, short_words, strict=True):
+        for (_, counts, _), words in zip(fields[1:-1], raw[1:], strict=True):
+            for w in words:
+                if w not in splits:
+                    p = decompound(w, lexicon)
+                    rarer = p and held[text.stem(w)] <= min(held[p[0]], held[p[1]])
+                    splits[w] = p if rarer else None
+                if (pair := splits[w]) is not None:
+                    counts.update(pair)
 
 
 def build_index(entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS) -> Index:
@@ -219,10 +254,17 @@ def build_index(entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS)
                 sat[term] = array("d", (t * (k1 + 1) / (k1 + t),))
                 strong[term] = bytearray((flag,))
     postings = {t: Posting(d, sat[t], bytes(strong[t])) for t, d in docs.items()}
+    plain = _idf(n, {t: len(d) for t, d in docs.items()})
+    ranked = plain
+    if weights.body_df != 1.0:
+        ranked = _idf(
+            n, {t: _df(len(d), strong[t].count(1), weights.body_df) for t, d in docs.items()}
+        )
     return Index(
         entries=tuple(entries),
         postings=postings,
-        idf=_idf(n, {t: len(d) for t, d in docs.items()}),
+        idf=ranked,
+        plain_idf=plain,
         names=_names(entries),
         lexicon=lexicon,
         weights=weights,
@@ -234,12 +276,18 @@ def build_index(entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS)
 BACKGROUND = 100
 
 
-def idf(n: int, df: int) -> float:
+def idf(n: int, df: float) -> float:
     """BM25 IDF of a term held by ``df`` of ``n`` skills, smoothed by ``BACKGROUND``."""
     return math.log(1 + (n + BACKGROUND - df + 0.5) / (df + 0.5))
 
 
-def _idf(n: int, df: Mapping[str, int]) -> dict[str, float]:
+def _df(held: int, in_short: int, body_df: float) -> float:
+    """Document frequency of a term held by ``held`` skills, ``in_short`` of them in a short
+    field: body-only holders count ``body_df`` each."""
+    return in_short + body_df * (held - in_short)
+
+
+def _idf(n: int, df: Mapping[str, float]) -> dict[str, float]:
     return {t: idf(n, d) for t, d in df.items()}
 
 
@@ -297,7 +345,8 @@ def loads(data: bytes, entries: Sequence[Entry], *, weights: Weights = DEFAULT_W
     return Index(
         entries=tuple(entries),
         postings=postings,
-        idf=_StoredIdf(postings, len(entries)),
+        idf=_StoredIdf(postings, len(entries), weights.body_df),
+        plain_idf=_StoredIdf(postings, len(entries), 1.0),
         names=_names(entries),
         lexicon=lexicon,
         weights=weights,
@@ -330,23 +379,25 @@ class _StoredPostings(Mapping[str, Posting]):
     def __len__(self) -> int:
         return len(self._raw)
 
-    def df(self, term: str) -> int:
-        """How many skills hold ``term``."""
-        return len(self._raw[term][2])
+    def df(self, term: str, body_df: float) -> float:
+        """The document frequency of ``term``, body-only holders counting ``body_df``."""
+        flags = self._raw[term][2]
+        return _df(len(flags), flags.count(1), body_df)
 
 
 class _StoredIdf(Mapping[str, float]):
     """IDF computed on first use from the stored postings."""
 
-    def __init__(self, postings: _StoredPostings, n: int) -> None:
+    def __init__(self, postings: _StoredPostings, n: int, body_df: float) -> None:
         self._postings = postings
         self._n = n
+        self._body_df = body_df
         self._done: dict[str, float] = {}
 
     def __getitem__(self, term: str) -> float:
         v = self._done.get(term)
         if v is None:
-            v = self._done[term] = idf(self._n, self._postings.df(term))
+            v = self._done[term] = idf(self._n, self._postings.df(term, self._body_df))
         return v
 
     def __contains__(self, term: object) -> bool:

@@ -10,10 +10,14 @@ The score of a skill is BM25F over its fields (see ``index``), and on top of tha
 * the score is scaled by the share of the query's information (IDF mass) the skill matched,
   so a skill matching one rare word by chance does not beat one matching the whole request.
 
-The ranker abstains: it answers only when the best skill's score, in units of the rarest
-possible term (so the bar means the same for 5 skills as for 10,000), clears a threshold
-calibrated on labelled queries, so a request no skill is about gets ``[]``. Every match
-carries its score parts for ``--explain``.
+Term weights use an IDF in which a skill mentioning a word only in its body counts for less
+than one stating it in a short field (``Weights.body_df``): it measures how many skills are
+*about* a word, not how many say it in passing.
+
+The ranker abstains: it answers only when the best skill's evidence (its score in plain IDF,
+see ``evidence``), in units of the rarest possible term (so the bar means the same for 5
+skills as for 10,000), clears a threshold calibrated on labelled queries, so a request no
+skill is about gets ``[]``. Every match carries its score parts for ``--explain``.
 """
 
 from __future__ import annotations
@@ -97,15 +101,21 @@ def _likely(index: Index, word: str) -> list[str]:
     alts = _fuzzy(index, word)
     if len(alts) <= 1:
         return alts
-    best = min(index.idf[a] for a in alts)
-    return [a for a in alts if index.idf[a] <= best + math.log(2)]
+    idf = index.plain_idf  # "commonest" counts every mention, body included
+    best = min(idf[a] for a in alts)
+    return [a for a in alts if idf[a] <= best + math.log(2)]
 
 
-def analyse(index: Index, query: str) -> Query:
-    """Map ``query`` onto index terms: as typed, compound parts, typo fixes, glued pairs."""
+def analyse(index: Index, query: str, *, plain: bool = False) -> Query:
+    """Map ``query`` onto index terms: as typed, compound parts, typo fixes, glued pairs.
+
+    Credits and mass use the ranking IDF, or with ``plain`` the plain IDF the abstain
+    check is made in.
+    """
     content = [w for w in text.words(query) if text.is_content(w)]
     stems = [text.stem(w) for w in content]
     rare = index.idf_of_unknown()
+    idf = index.plain_idf if plain else index.idf
     found: dict[str, QueryTerm] = {}
     mass = 0.0
 
@@ -116,27 +126,27 @@ def analyse(index: Index, query: str) -> Query:
 
     for s, w in dict(zip(stems, content, strict=True)).items():
         if s in index.postings:
-            mass += index.idf[s]
-            add(QueryTerm(s, 1.0, index.idf[s]))
+            mass += idf[s]
+            add(QueryTerm(s, 1.0, idf[s]))
             continue
         parts = decompound(w, index.lexicon)
         alts = [p for p in parts if p in index.postings] if parts else _likely(index, w)
         if not alts:
             mass += rare
             continue
-        idf = max(index.idf[a] for a in alts)
-        mass += idf
+        top = max(idf[a] for a in alts)
+        mass += top
         # Compound parts share the word; so do equally likely typo readings.
         share = 1.0 / len(alts)
         weight = index.weights.fuzzy * (1.0 if parts else share)
         for alt in alts:
-            add(QueryTerm(alt, weight, idf * share, w))
+            add(QueryTerm(alt, weight, top * share, w))
     for i in range(len(content) - 1):
         glued = text.stem(content[i] + content[i + 1])
         if glued in index.postings and glued not in found:
-            credit = index.idf.get(stems[i], rare) + index.idf.get(stems[i + 1], rare)
+            credit = idf.get(stems[i], rare) + idf.get(stems[i + 1], rare)
             source = f"{content[i]} {content[i + 1]}"
-            add(QueryTerm(glued, 1.0, min(credit, 2 * index.idf[glued]), source))
+            add(QueryTerm(glued, 1.0, min(credit, 2 * idf[glued]), source))
     phrases = tuple(b for b in dict.fromkeys(bigrams(stems)) if b in index.postings)
     return Query(tuple(found.values()), phrases, mass, " ".join(text.key_words(query)))
 
@@ -209,8 +219,11 @@ def rank(
     best = heapq.nsmallest(
         limit, final, key=lambda d: (-final[d], entries[d].source != "project", d)
     )
+    if not best:
+        return []
+    plain = analyse(index, query, plain=True)
     bar = wts.semantic_min_score if similar is not None else wts.min_score
-    if not best or final[best[0]] < bar:
+    if evidence(index, plain, best[0]) + _semantic_bonus(wts, sims.get(best[0])) < bar:
         return []
     floor = final[best[0]] * wts.keep_ratio
     out = []
@@ -219,8 +232,48 @@ def rank(
             break
         scale = unit * min(1.0, t.covered[d] / q.mass) ** wts.coverage_power
         parts = explain(index, q, d, score=final[d], strong=t.strong[d] * scale, sims=sims)
+        parts["evidence"] = evidence(index, plain, d)
         out.append(Match(entries[d], final[d], parts))
     return out
+
+
+def evidence(index: Index, plain: Query, doc: int) -> float:
+    """How strongly ``doc`` is about the query in plain IDF, where every skill mentioning a
+    word counts: the number the abstain bar is checked against.
+
+    Ranking discounts words a skill mentions only in its body, which orders skills better
+    but would let a request no skill is about (whose words turn up in some body) look
+    specific; the abstain check therefore keeps plain IDF and full coverage weight.
+    """
+    if not plain.mass:
+        return 0.0
+    parts, covered = _term_parts(index, plain, doc, index.plain_idf)
+    score = sum(parts.values())
+    if index.names.get(plain.name) == doc:
+        score += index.weights.exact_name
+        covered = plain.mass
+    unit = 1.0 / index.idf_of_unknown()
+    share = min(1.0, covered / plain.mass)
+    return unit * score * math.pow(share, index.weights.abstain_coverage_power)
+
+
+def _term_parts(
+    index: Index, q: Query, doc: int, idf: Mapping[str, float]
+) -> tuple[dict[str, float], float]:
+    """Each matched term's and the phrases' share of ``doc``'s score (before coverage
+    scaling) under ``idf``, and the query credit those terms cover."""
+    parts: dict[str, float] = {}
+    covered = 0.0
+    for qt in q.terms:
+        w = _weight(index, qt.term, doc)
+        if w:
+            label = f"{qt.term}<-{qt.source}" if qt.source else qt.term
+            parts[f"term:{label}"] = qt.weight * idf[qt.term] * w
+            covered += qt.weight * qt.credit
+    phrase = sum(index.weights.phrase * idf[b] * _weight(index, b, doc) for b in q.phrases)
+    if phrase:
+        parts["phrase"] = phrase
+    return parts, covered
 
 
 def _semantic_bonus(wts: Weights, sim: float | None) -> float:
@@ -241,18 +294,9 @@ def explain(
     Parts are in units of the rarest possible term. Term and phrase parts are before the
     coverage scaling; ``score`` is after it.
     """
-    parts: dict[str, float] = {}
     unit = 1.0 / index.idf_of_unknown()
-    covered = 0.0
-    for qt in q.terms:
-        w = _weight(index, qt.term, doc)
-        if w:
-            label = f"{qt.term}<-{qt.source}" if qt.source else qt.term
-            parts[f"term:{label}"] = unit * qt.weight * index.idf[qt.term] * w
-            covered += qt.weight * qt.credit
-    phrase = sum(index.weights.phrase * index.idf[b] * _weight(index, b, doc) for b in q.phrases)
-    if phrase:
-        parts["phrase"] = unit * phrase
+    raw, covered = _term_parts(index, q, doc, index.idf)
+    parts = {name: unit * value for name, value in raw.items()}
     if index.names.get(q.name) == doc:
         parts["exact_name"] = unit * index.weights.exact_name
         covered = q.mass
