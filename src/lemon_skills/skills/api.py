@@ -262,11 +262,11 @@ def render_prompt(
     catalogue = prompt_catalogue(v)
     allowed = {e.key for e in catalogue}
     weights = ranking_index(v).weights
-    bar = weights.semantic_min_score if semantic_mod.requested(None) else weights.min_score
+    use_semantic = semantic_mod.requested(None)
     relevant = [
         m.entry
         for m in _rank(v, request, max_results, None)
-        if m.score >= bar and m.entry.key in allowed
+        if m.entry.key in allowed and ranking.clears_bar(m, weights, semantic=use_semantic)
     ]
     rendered = prompt_mod.render(relevant, catalogue, budget=budget, mode=mode)
     observe.emit("skill.prompt_render", observe.prompt_metadata(rendered, v.cwd, mode, context))

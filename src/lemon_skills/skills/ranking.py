@@ -41,6 +41,7 @@ __all__ = [
     "Weights",
     "analyse",
     "build_index",
+    "clears_bar",
     "rank",
 ]
 
@@ -235,6 +236,14 @@ def rank(
         parts["evidence"] = evidence(index, plain, d)
         out.append(Match(entries[d], final[d], parts))
     return out
+
+
+def clears_bar(match: Match, weights: Weights, *, semantic: bool) -> bool:
+    """True when ``match`` would be answered on its own: its evidence (plus its semantic bonus)
+    reaches the abstain bar that ``rank`` applies to the best skill."""
+    bar = weights.semantic_min_score if semantic else weights.min_score
+    own = match.parts.get("evidence", match.score) + match.parts.get("semantic", 0.0)
+    return own >= bar
 
 
 def evidence(index: Index, plain: Query, doc: int) -> float:
