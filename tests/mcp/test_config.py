@@ -85,10 +85,9 @@ def test_duplicate_names_in_one_source_are_an_error():
 
 
 def test_oauth_and_sampling_are_kept_for_the_auth_and_sampling_layers():
-    cfg = parse_server(
-        {"url": "https://h/mcp", "oauth": {"client_id": "c"}, "sampling": {"mode": "deny"}}
-    )
-    assert cfg.oauth == {"client_id": "c"}
+    oauth = {"client_id": "c", "client_secret_secret": "C_SECRET"}
+    cfg = parse_server({"url": "https://h/mcp", "oauth": oauth, "sampling": {"mode": "deny"}})
+    assert cfg.oauth == oauth
     assert cfg.sampling == {"mode": "deny"}
     assert cfg.to_dict()["oauth"] == {"configured": True}
 
