@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from lemon_skills.approvals import ApprovalStore
+from lemon_skills.cli import main
 from lemon_skills.mcp.fixtures.protected import Stack
 from lemon_skills.mcp.source import McpSource
 from tests.helpers import approval_operator as operator
@@ -172,3 +173,20 @@ def test_a_denied_login_is_reported_and_not_retried_until_refresh(
     operator.finish(op)
     assert source.call_tool("mcp_secured_secured_echo", {"message": "in"}).text == "echo:in"
     assert source.status()["servers"]["secured"]["last_error"] is None
+
+
+def test_the_cli_shows_the_sign_in_url_and_the_denial(make_stack, project, agent_dir, capsys):
+    stack = make_stack()
+    stack.auth.add_client(PUBLIC, redirect_uris=("http://127.0.0.1:1/callback",))
+    configure(project, stack, {"client_id": PUBLIC, "redirect_uri": "http://127.0.0.1:0/cb"})
+    op = operator.spawn("deny", "--tool", "mcp_secured_oauth")
+    code = main(["mcp", "status", "--json", "--cwd", str(project)])
+    seen = operator.finish(op)
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert f"MCP server {stack.mcp_url} needs a sign-in" in err
+    action = seen["action"]
+    assert isinstance(action, dict)
+    assert action["authorization_url"] in err
+    status = json.loads(out)["servers"]["secured"]
+    assert status["last_error"] == "authorization was denied by the operator"

@@ -247,10 +247,19 @@ def smoke_cmd(kind: str, out: Path | None = None, cwd: Path | None = None) -> in
 
 @contextmanager
 def _source(cwd: Path | None) -> Iterator[Any]:
+    from ..mcp.factories import oauth_factory
     from ..mcp.source import McpSource
 
-    with McpSource(cwd=resolve_cwd(cwd)) as source:
+    auth = oauth_factory(on_authorization=_announce_sign_in)
+    with McpSource(cwd=resolve_cwd(cwd), auth_factory=auth) as source:
         yield source
+
+
+def _announce_sign_in(request: Any) -> None:
+    note(
+        f"MCP server {request.resource} needs a sign-in: open\n  {request.authorization_url}\n"
+        "then approve its mcp_<server>_oauth request (`lemon approvals`) if one is pending"
+    )
 
 
 def _progress() -> Callable[[int, int], None] | None:
