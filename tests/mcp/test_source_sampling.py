@@ -17,6 +17,7 @@ import pytest
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.errors import McpToolError
 from lemon_skills.mcp.fixtures import sampling_server
+from lemon_skills.mcp.fixtures.protected import Recorder
 from lemon_skills.mcp.fixtures.serve import Served
 from lemon_skills.mcp.sampling import SamplingSummary
 from lemon_skills.mcp.source import McpSource
@@ -141,3 +142,23 @@ def test_an_operator_denial_never_reaches_the_model(make_source, agent_dir):
     operator.finish(decider)
     assert model.seen == []
     assert [a.status for a in ApprovalStore().list(status=None)] == ["denied"]
+
+
+def test_debug_logs_hold_no_prompt_text_and_the_sdk_logs_no_session_id(make_source, serve, caplog):
+    caplog.set_level(logging.DEBUG)
+    recorder = Recorder(sampling_server.http_app())
+    served = serve(recorder)
+    entry = {"name": "sampler", "url": served.url("/mcp"), "protocol": "legacy"}
+    marker = f"private-prompt-{uuid.uuid4().hex}"
+    source = make_source([entry | {"sampling": {"mode": "model"}}], sampling_delegate=Recording())
+    assert source.call_tool("mcp_sampler_ask", {"text": marker}).text == "answer:pong"
+    session_ids = {r.response_headers.get("mcp-session-id") for r in recorder.requests} - {None}
+    assert session_ids
+    ours = [r for r in caplog.records if not r.name.startswith(("sse_starlette", "mcp.server"))]
+    logged = "\n".join(r.getMessage() for r in ours)
+    assert "SSE message: sampling/createMessage" in logged  # the line is kept, its payload not
+    assert marker not in logged
+    transport = "\n".join(r.getMessage() for r in ours if r.name.startswith("mcp.client"))
+    assert "Received session ID (not logged)" in transport
+    for session_id in session_ids:
+        assert session_id not in transport

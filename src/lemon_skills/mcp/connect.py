@@ -36,6 +36,7 @@ from mcp.types import Implementation
 
 from .. import __version__
 from ..errors import McpConnectError, McpError
+from . import logs
 from .config import HttpServer, ServerConfig, SseServer, StdioServer
 
 #: Bytes of a server's stderr kept for error messages.
@@ -136,6 +137,7 @@ async def connect(
         McpConnectError: the command is missing or the server could not be reached or
             initialised; the message says why.
     """
+    logs.install()
     env = dict(os.environ)
     seen = probe if probe is not None else Probe()
     message_handler = _message_handler(seen, on_notification)
