@@ -16,6 +16,7 @@ import pytest
 
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.cli import main
+from lemon_skills.errors import McpToolError
 from lemon_skills.mcp.fixtures.protected import Stack
 from lemon_skills.mcp.source import McpSource
 from tests.helpers import approval_operator as operator
@@ -190,3 +191,17 @@ def test_the_cli_shows_the_sign_in_url_and_the_denial(make_stack, project, agent
     assert action["authorization_url"] in err
     status = json.loads(out)["servers"]["secured"]
     assert status["last_error"] == "authorization was denied by the operator"
+
+
+def test_a_failed_reauthorization_mid_session_is_reported_precisely(make_stack, project, source):
+    stack = make_stack()
+    client = stack.auth.add_client("lemon", secret="secret")
+    configure(project, stack, {"client_id": "lemon", "client_secret": "secret"})
+    assert source.call_tool("mcp_secured_secured_echo", {"message": "a"}).text == "echo:a"
+    stack.auth.revoke_access_tokens()
+    client.secret = "rotated-by-the-admin"
+    with pytest.raises(McpToolError, match="failed: token endpoint refused: invalid_client"):
+        source.call_tool("mcp_secured_secured_echo", {"message": "b"})
+    status = source.status()["servers"]["secured"]
+    assert status["last_error"] == "token endpoint refused: invalid_client"
+    assert_no_token(json.dumps(status), stack)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
 import httpx2
@@ -19,6 +19,9 @@ from ..errors import McpAuthRequired, McpError
 from .config import HttpServer, ServerConfig
 from .connect import Probe, describe, expand
 from .oauth_discovery import probe as discover_requirement
+
+if TYPE_CHECKING:
+    from .handle import ServerHandle
 
 logger = logging.getLogger(__name__)
 
@@ -79,9 +82,19 @@ async def authorization_required(cfg: ServerConfig, probe: Probe) -> McpAuthRequ
     )
 
 
-def explain(error: McpError) -> str:
-    """An auth error as a status line (without the server prefix, with the hint)."""
-    return _with_hint(error)
+async def explain_failure(h: ServerHandle, probe: Probe, *, otherwise: str) -> str:
+    """Why ``h``'s connection attempt failed, as far as authorization tells (else
+    ``otherwise``); records what a 401 server asks for and holds a failed interactive login."""
+    h.auth_required = None
+    precise = auth_error(h.auth)
+    if precise is not None:
+        h.hold = interactive(h.config, h.auth)
+        return precise
+    required = await authorization_required(h.config, probe)
+    if required is None:
+        return otherwise
+    h.auth_required = required.requirement
+    return _with_hint(required)
 
 
 def _with_hint(error: Exception) -> str:

@@ -23,13 +23,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from ..errors import McpToolError, UsageError
-from .auth_state import (
-    auth_error,
-    authorization_required,
-    begin_attempt,
-    explain,
-    interactive,
-)
+from .auth_state import auth_error, begin_attempt, explain_failure
 from .config import ServerConfig
 from .connect import Connection, Probe, connect, describe, startup_failure, startup_timeout
 from .handle import ServerHandle, fetch_listing
@@ -248,6 +242,7 @@ class McpManager:
                     hint="`lemon mcp status` shows every server; `refresh()` reconnects now",
                 )
         timeout = handle.config.timeout_ms / 1000
+        failed_before = getattr(handle.auth, "last_error", None)
         try:
             # One deadline covers the write and the wait; when it fires the SDK tells the
             # server (notifications/cancelled) and the session stays usable.
@@ -258,9 +253,17 @@ class McpManager:
                 raise McpToolError(
                     f"{what} timed out after {timeout:g} s", server=handle.name
                 ) from None
-            if _broken(exc):
-                self.reconnect(handle, start=False, reason=f"connection lost ({exc.message})")
-            raise McpToolError(f"{what} failed: {exc.message}", server=handle.name) from exc
+            if not _broken(exc):
+                raise McpToolError(f"{what} failed: {exc.message}", server=handle.name) from exc
+            # A failed re-authorization ends the session; its own reason is the precise one.
+            fresh = getattr(handle.auth, "last_error", None) is not failed_before
+            precise = auth_error(handle.auth) if fresh else None
+            self.reconnect(
+                handle, start=False, reason=precise or f"connection lost ({exc.message})"
+            )
+            raise McpToolError(
+                f"{what} failed: {precise or exc.message}", server=handle.name
+            ) from exc
         except TimeoutError:
             raise McpToolError(
                 f"{what} timed out after {timeout:g} s", server=handle.name
@@ -320,20 +323,7 @@ class McpManager:
                     f"; stderr: {tail}" if tail else ""
                 )
         except Exception as exc:  # per-server isolation: the failure is this server's status
-            h.last_error = await self._explain(h, exc, probe)
-
-    async def _explain(self, h: ServerHandle, exc: Exception, probe: Probe) -> str:
-        h.auth_required = None
-        precise = auth_error(h.auth)
-        if precise is not None:
-            if interactive(h.config, h.auth):
-                h.hold = True
-            return precise
-        required = await authorization_required(h.config, probe)
-        if required is not None:
-            h.auth_required = required.requirement
-            return explain(required)
-        return _reason(exc)
+            h.last_error = await explain_failure(h, probe, otherwise=_reason(exc))
 
     async def _watchdog(self, h: ServerHandle, probe: Probe) -> None:
         """Report a startup timeout at the deadline, not after the slow teardown of the
