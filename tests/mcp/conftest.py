@@ -11,9 +11,9 @@ import pytest
 
 from lemon_skills import config as settings
 from lemon_skills.mcp.fixtures import server as smoke_server
+from lemon_skills.mcp.fixtures.protected import Stack, protected_stack
 from lemon_skills.mcp.fixtures.serve import Served
 from lemon_skills.mcp.source import McpSource
-from tests.mcp.fixtures.protected_server import Stack, protected_stack
 
 
 @pytest.fixture(autouse=True)

@@ -139,19 +139,46 @@ def test_disabled_mcp_is_reported(configured, capsys, monkeypatch):
     assert code == 0 and data["disabled"] is True and data["servers"] == {}
 
 
-@pytest.mark.parametrize(("kind", "completed", "skipped"), [("stdio", 14, 3), ("sse", 14, 0)])
-def test_smoke_proofs_pass_and_are_written(kind, completed, skipped, tmp_path, capsys):
+@pytest.mark.parametrize(("kind", "count"), [("stdio", 17), ("http", 24), ("sse", 14)])
+def test_smoke_proofs_pass_every_check_and_are_written(kind, count, tmp_path, capsys, agent_dir):
     out_file = tmp_path / "proofs" / f"mcp-{kind}-latest.json"
     code, out, _ = run(capsys, "mcp", "smoke", kind, "--out", str(out_file))
     proof = json.loads(out_file.read_text())
-    assert code == 0, [c for c in proof["checks"] if c["status"] == "failed"]
+    assert code == 0, [c for c in proof["checks"] if c["status"] != "completed"]
     assert json.loads(out) == proof
     assert proof["status"] == "completed" and proof["proof"] == f"mcp_{kind}_smoke"
     assert (proof["completed_count"], proof["failed_count"], proof["skipped_count"]) == (
-        completed,
+        count,
         0,
-        skipped,
+        0,
     )
-    assert len(proof["checks"]) == {"stdio": 17, "sse": 14}[kind]
+    assert len(proof["checks"]) == count
+    assert len({c["name"] for c in proof["checks"]}) == count
     assert not any(proof["cleanup"].values())
     assert len(list(out_file.parent.glob(f"mcp-{kind}-smoke-*.json"))) == 1
+    # The checks' approvals and tokens stay in their own throw-away agent dir.
+    assert not (agent_dir / "approvals.db").exists()
+    assert not (agent_dir / "secrets.json").exists()
+    if kind == "http":
+        assert_http_check_order([c["name"] for c in proof["checks"]])
+
+
+def assert_http_check_order(names: list[str]) -> None:
+    assert names[:4] == [
+        "mcp_http_client_initializes",
+        "mcp_http_lists_tools",
+        "mcp_http_calls_tool_success",
+        "mcp_http_calls_tool_error",
+    ]
+    assert names[8:17] == [
+        "mcp_http_streamable_sse_response_and_session_headers",
+        "mcp_http_oauth_protected_resource_metadata",
+        "mcp_http_oauth_authorization_server_metadata",
+        "mcp_http_oauth_client_credentials_token_acquisition",
+        "mcp_http_oauth_client_credentials_token_refresh",
+        "mcp_http_oauth_refresh_token_grant",
+        "mcp_http_oauth_client_secret_basic_token_auth",
+        "mcp_http_oauth_pkce_authorization_code",
+        "mcp_http_oauth_token_cache_resume",
+    ]
+    assert names[-1] == "mcp_source_http_oauth_loopback_callback"

@@ -85,10 +85,9 @@ def test_duplicate_names_in_one_source_are_an_error():
 
 
 def test_oauth_and_sampling_are_kept_for_the_auth_and_sampling_layers():
-    cfg = parse_server(
-        {"url": "https://h/mcp", "oauth": {"client_id": "c"}, "sampling": {"mode": "deny"}}
-    )
-    assert cfg.oauth == {"client_id": "c"}
+    oauth = {"client_id": "c", "client_secret_secret": "C_SECRET"}
+    cfg = parse_server({"url": "https://h/mcp", "oauth": oauth, "sampling": {"mode": "deny"}})
+    assert cfg.oauth == oauth
     assert cfg.sampling == {"mode": "deny"}
     assert cfg.to_dict()["oauth"] == {"configured": True}
 
@@ -197,3 +196,40 @@ def test_disabled_entries_are_listed_but_not_connected(project):
     resolved = load(project)
     assert [s.name for s in resolved.servers] == ["off"]
     assert resolved.active() == ()
+
+
+def test_every_invalid_oauth_and_sampling_field_is_reported_with_its_entry():
+    valid, errors = validate_mcp_servers(
+        [
+            {
+                "name": "a",
+                "url": "https://h/mcp",
+                "oauth": {"flow": "magic", "client_id": 5, "scopes": "x"},
+                "sampling": {"mode": "auto", "max_tokens": 0},
+            },
+            {"name": "b", "command": "x", "oauth": {"client_id": "c", "client_secret": "s"}},
+            {"name": "c", "url": "https://h/mcp", "sampling": "yes", "timeout_ms": -1},
+            {
+                "name": "ok",
+                "url": "https://h/mcp",
+                "oauth": {"client_id": "c", "client_secret": "s"},
+            },
+        ]
+    )
+    assert [v.name for v in valid] == ["ok"]
+    assert [(e.name, e.reason) for e in errors] == [
+        ("a", "oauth.client_id must be a non-empty string"),
+        ("a", "oauth.flow must be client_credentials or authorization_code_pkce"),
+        ("a", "oauth.scopes must be a list of strings"),
+        ("a", "sampling.mode must be model, reviewed_model, or deny"),
+        ("a", "sampling.max_tokens must be a positive integer"),
+        ("b", "oauth is supported on Streamable HTTP servers only"),
+        ("c", "timeout_ms must be a positive integer"),
+        ("c", "sampling must be an object"),
+    ]
+    assert (
+        str(errors[5])
+        == "programmatic entry 1 (b): oauth is supported on Streamable HTTP servers only"
+    )
+    with pytest.raises(ValueError, match="oauth.flow must be .*; oauth.scopes must be"):
+        parse_server({"url": "https://h/mcp", "oauth": {"flow": "magic", "scopes": "x"}})

@@ -52,6 +52,13 @@ def test_authorization_code_scenario_logs_in_headlessly(make_stack):
     assert any(r.path.endswith("/register") for r in stack.auth.requests)
 
 
+def test_a_server_that_cannot_be_used_is_a_failure_with_its_reason(make_stack):
+    stack = make_stack()
+    done = run_client(stack.mcp_url, "initialize")
+    assert done.returncode == 1
+    assert "authorization required by " + stack.auth.issuer in done.stderr
+
+
 def test_a_missing_url_is_a_usage_error():
     done = subprocess.run(
         [sys.executable, "-m", "lemon_skills.mcp.conformance_client"],
@@ -76,4 +83,7 @@ def test_every_conformance_client_scenario_passes_or_is_an_expected_failure(tmp_
         timeout=1500,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert ", 0 failed" in done.stdout.splitlines()[-1]
+    summary = done.stdout.splitlines()[-1]
+    assert summary.endswith(", 0 unexpected"), summary
+    listed = [line for line in done.stdout.splitlines() if line.startswith(("pass ", "xfail "))]
+    assert len(listed) >= 26  # every client scenario of 0.1.x ran

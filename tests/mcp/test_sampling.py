@@ -17,9 +17,9 @@ from mcp.shared.exceptions import MCPError
 from lemon_skills.approvals import ApprovalContext, ApprovalStore
 from lemon_skills.errors import ConfigError
 from lemon_skills.mcp import sampling
+from lemon_skills.mcp.fixtures.sampling_server import server as sampling_server
 from lemon_skills.mcp.sampling import SamplingPolicy, SamplingSummary
 from tests.helpers import approval_operator as operator
-from tests.mcp.fixtures.sampling_server import server as sampling_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -295,7 +295,9 @@ def test_ops_approval_over_stdio_is_decided_by_another_process_and_never_sees_th
     )
     decider = operator.spawn("approve", "--tool", "mcp_sampling_fixture_sampling")
     stdio = StdioServerParameters(
-        command=sys.executable, args=["-m", "tests.mcp.fixtures.sampling_server"], cwd=str(ROOT)
+        command=sys.executable,
+        args=["-m", "lemon_skills.mcp.fixtures.sampling_server"],
+        cwd=str(ROOT),
     )
 
     async def main() -> types.CallToolResult:

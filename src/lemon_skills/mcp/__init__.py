@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .config import ConfigIssue, Filters, HttpServer, ServerConfig, SseServer, StdioServer
+    from .factories import oauth_factory, sampling_factory
     from .resolve import ResolvedConfig, load
     from .source import McpSource, default_source, reset_default_source
 
@@ -21,6 +22,8 @@ _LAZY = {
     "ServerConfig": ".config",
     "SseServer": ".config",
     "StdioServer": ".config",
+    "oauth_factory": ".factories",
+    "sampling_factory": ".factories",
     "ResolvedConfig": ".resolve",
     "load": ".resolve",
     "McpSource": ".source",
@@ -39,7 +42,9 @@ __all__ = [
     "StdioServer",
     "default_source",
     "load",
+    "oauth_factory",
     "reset_default_source",
+    "sampling_factory",
 ]
 
 

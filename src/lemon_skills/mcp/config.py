@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .oauth_config import interactive_login_ms
+
 Transport = Literal["stdio", "http", "sse"]
 ProtocolMode = Literal["auto", "legacy", "2026-07-28"]
 Origin = Literal["programmatic", "env", "global", "project", "file"]
@@ -87,6 +89,12 @@ class ServerBase:
     def target(self) -> str:
         """The command line or URL, for listings."""
         raise NotImplementedError
+
+    def connect_budget_s(self) -> float:
+        """How long one connection attempt may take: ``ready_timeout_ms``, plus the sign-in
+        time (``oauth.authorization_timeout_ms``) of an interactive OAuth login."""
+        login_ms = interactive_login_ms(self.oauth) if self.oauth is not None else None
+        return (self.ready_timeout_ms + (login_ms or 0)) / 1000
 
     def identity(self) -> dict[str, Any]:
         """Everything that decides which server process/session this is (name excluded)."""

@@ -4,9 +4,12 @@
 ``@modelcontextprotocol/conformance client --command ...`` runs: the suite appends the URL of
 its mock server, names the scenario in ``MCP_CONFORMANCE_SCENARIO`` and passes credentials in
 ``MCP_CONFORMANCE_CONTEXT`` (JSON). The process must connect, do what the scenario expects and
-exit 0. OAuth goes through :func:`lemon_skills.mcp.oauth.build_auth`; the two enterprise
-extensions lemon-skills does not configure (private_key_jwt, SEP-990 identity assertion) use
-the SDK's providers directly. ``scripts/conformance.sh`` runs every client scenario.
+exit 0. The connection is an ``McpSource`` with the mock server as an ``http`` entry, so the
+suite exercises what agents use: config parsing, the manager, lemon's OAuth provider built from
+the entry's ``oauth`` object (with the suite's mock authorization page played headlessly in
+place of an operator) and the source's tool calls. The two enterprise extensions lemon-skills
+has no config for (private_key_jwt, SEP-990 identity assertion) plug the SDK's providers in
+through ``auth_factory``. ``scripts/conformance.sh`` runs every client scenario.
 """
 
 from __future__ import annotations
@@ -22,19 +25,23 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import httpx2
 import mcp.types as types
-from mcp import Client
 from mcp.client.auth.utils import extract_resource_metadata_from_www_auth
 from mcp.client.session import ClientRequestContext
-from mcp.client.streamable_http import streamable_http_client
 
-from .oauth import AuthorizationRequest, build_auth
-from .oauth_cache import MemoryTokenCache
+from ..errors import McpConnectError, McpError
+from .factories import oauth_factory
+from .manager import AuthFactory
+from .oauth import AuthorizationRequest
+from .source import McpSource
 
 logger = logging.getLogger("lemon_skills.conformance")
 
 #: A Client ID Metadata Document URL (the suite's mock AS accepts it without fetching it).
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 REDIRECT_URI = "http://localhost:3000/callback"
+#: The entry's name: tools are ``mcp_conformance_<tool>``.
+SERVER = "conformance"
+_SDK_ONLY = ("auth/client-credentials-jwt", "auth/cross-app-access-complete-flow")
 _TOOL_FOR = {
     "tools_call": ("add_numbers", {"a": 5, "b": 3}),
     "sse-retry": ("test_reconnection", {}),
@@ -81,36 +88,45 @@ async def discover_issuer(url: str) -> str:
     return str(prm["authorization_servers"][0])
 
 
-async def auth_for(scenario: str, url: str, context: Mapping[str, Any]) -> httpx2.Auth | None:
-    """The ``httpx2.Auth`` a scenario needs (None for the unauthenticated ones)."""
-    if not scenario.startswith("auth/"):
+def oauth_config(scenario: str, context: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``oauth`` object a user would write for the scenario's server (None: no auth)."""
+    if not scenario.startswith("auth/") or scenario in _SDK_ONLY:
         return None
     if scenario == "auth/client-credentials-basic":
-        config = {
+        return {
             "flow": "client_credentials",
             "client_id": context["client_id"],
             "client_secret": context["client_secret"],
             "token_auth_method": "client_secret_basic",
         }
-        return build_auth("conformance", url, config, token_cache=MemoryTokenCache())
-    if scenario == "auth/client-credentials-jwt":
-        return await _private_key_jwt(url, context)
-    if scenario == "auth/cross-app-access-complete-flow":
-        return await _identity_assertion(url, context)
-    config = {
+    config: dict[str, Any] = {
         "flow": "authorization_code_pkce",
         "redirect_uri": REDIRECT_URI,
-        "authorization_approval": False,
         "client_metadata_url": CIMD_URL,
     }
     if context.get("client_id"):
         config["client_id"] = context["client_id"]
     if context.get("client_secret"):
         config.update(client_secret=context["client_secret"], token_auth_method="basic")
-    return build_auth("conformance", url, config, code_provider=headless_login)
+    return config
 
 
-async def _private_key_jwt(url: str, context: Mapping[str, Any]) -> httpx2.Auth:
+def auth_factory(scenario: str, url: str, context: Mapping[str, Any]) -> AuthFactory:
+    """How the source authenticates: lemon's own OAuth from the entry's ``oauth`` config, with
+    the suite's mock authorization server played headlessly instead of an operator; the SDK's
+    providers only for the two grants lemon's oauth config has no keys for."""
+    if scenario == "auth/client-credentials-jwt":
+        # private_key_jwt client authentication (RFC 7523): no key material in lemon's config.
+        issuer = anyio.run(discover_issuer, url)
+        return lambda cfg: _private_key_jwt(url, context, issuer)
+    if scenario == "auth/cross-app-access-complete-flow":
+        # SEP-990 identity assertion (an enterprise IdP's ID-JAG): not a lemon oauth flow.
+        issuer = anyio.run(discover_issuer, url)
+        return lambda cfg: _identity_assertion(url, context, issuer)
+    return oauth_factory(code_provider=headless_login)
+
+
+def _private_key_jwt(url: str, context: Mapping[str, Any], issuer: str) -> httpx2.Auth:
     from mcp.client.auth.extensions.client_credentials import (
         PrivateKeyJWTOAuthProvider,
         SignedJWTParameters,
@@ -127,11 +143,11 @@ async def _private_key_jwt(url: str, context: Mapping[str, Any]) -> httpx2.Auth:
         storage=_SdkStorage(),
         client_id=context["client_id"],
         assertion_provider=signer.create_assertion_provider(),
-        issuer=await discover_issuer(url),
+        issuer=issuer,
     )
 
 
-async def _identity_assertion(url: str, context: Mapping[str, Any]) -> httpx2.Auth:
+def _identity_assertion(url: str, context: Mapping[str, Any], issuer: str) -> httpx2.Auth:
     from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 
     async def id_jag(audience: str, resource: str) -> str:
@@ -161,7 +177,7 @@ async def _identity_assertion(url: str, context: Mapping[str, Any]) -> httpx2.Au
         storage=_SdkStorage(),
         client_id=context["client_id"],
         client_secret=context["client_secret"],
-        issuer=await discover_issuer(url),
+        issuer=issuer,
         assertion_provider=id_jag,
         token_endpoint_auth_method="client_secret_basic",
     )
@@ -187,25 +203,42 @@ class _SdkStorage:
         self.client_info = client_info
 
 
-async def run(scenario: str, url: str, context: Mapping[str, Any]) -> None:
-    """Connect to ``url`` and do what ``scenario`` checks."""
-    auth = await auth_for(scenario, url, context)
-    mode: Any = os.environ.get("LEMON_CONFORMANCE_MODE", "auto")
-    # TODO(McpSource): connect through McpSource with this server as an "http" entry (auth
-    # injected), so the suite exercises the same code path agents use.
-    async with httpx2.AsyncClient(auth=auth, timeout=httpx2.Timeout(30, read=300)) as http:
-        transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, elicitation_callback=apply_defaults, mode=mode) as client:
-            tools = await client.list_tools()
-            logger.info("listed %d tools", len(tools.tools))
-            if scenario in _TOOL_FOR:
-                name, arguments = _TOOL_FOR[scenario]
-                result = await client.call_tool(name, arguments)
-                logger.info("%s -> is_error=%s", name, result.is_error)
-            elif scenario.startswith("auth/") and tools.tools:
-                # Auth scenarios check that a protected call (and any scope step-up) works.
-                result = await client.call_tool(tools.tools[0].name, {})
-                logger.info("%s -> is_error=%s", tools.tools[0].name, result.is_error)
+def run(scenario: str, url: str, context: Mapping[str, Any]) -> None:
+    """Connect to ``url`` through ``McpSource`` and do what ``scenario`` checks.
+
+    Raises:
+        McpError: the server could not be reached or initialised, or a tool call failed.
+    """
+    mode = os.environ.get("LEMON_CONFORMANCE_MODE", "auto")
+    entry: dict[str, Any] = {"name": SERVER, "url": url, "protocol": mode}
+    oauth = oauth_config(scenario, context)
+    if oauth is not None:
+        entry["oauth"] = oauth
+    with McpSource(
+        [entry],
+        include_config=False,
+        auth_factory=auth_factory(scenario, url, context),
+        elicitation_factory=lambda cfg: apply_defaults,
+    ) as source:
+        source.discover_tools()
+        report = source.status()
+        status = report["servers"].get(SERVER)
+        if status is None:
+            problems = "; ".join(i["reason"] for i in report["config_errors"])
+            raise McpConnectError(f"invalid entry: {problems}", server=SERVER)
+        if not status["connected"]:
+            raise McpConnectError(status["last_error"] or "not connected", server=SERVER)
+        tools = {s.target: s.name for s in source.tool_specs() if s.kind == "tool"}
+        logger.info("listed %d tools", len(tools))
+        if scenario in _TOOL_FOR:
+            target, arguments = _TOOL_FOR[scenario]
+        elif scenario.startswith("auth/") and tools:
+            # Auth scenarios check that a protected call (and any scope step-up) works.
+            target, arguments = next(iter(tools)), {}
+        else:
+            return
+        result = source.call_tool(tools[target], arguments)
+        logger.info("%s -> is_error=%s", target, result.is_error)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -217,7 +250,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "initialize")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    anyio.run(run, scenario, args[-1], context)
+    try:
+        run(scenario, args[-1], context)
+    except McpError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

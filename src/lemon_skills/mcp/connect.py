@@ -5,8 +5,8 @@
 URLs and headers, a pre-flight check that the command exists, the server's stderr kept as a
 bounded tail for error messages, a ``closed`` event that fires when the transport ends (a
 crashed stdio server, a dropped SSE stream), and readable error texts. Seams for the auth and
-sampling layers: ``auth`` (an ``httpx2.Auth`` for HTTP/SSE), ``http_client`` (Streamable HTTP)
-and ``sampling_callback``.
+sampling layers: ``auth`` (an ``httpx2.Auth`` for HTTP/SSE), ``http_client`` (Streamable HTTP),
+``sampling_callback`` and ``elicitation_callback``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import anyio
 import httpx2
 from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import Client
-from mcp.client.session import MessageHandlerFnT, SamplingFnT
+from mcp.client.session import ElicitationFnT, MessageHandlerFnT, SamplingFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -36,6 +36,7 @@ from mcp.types import Implementation
 
 from .. import __version__
 from ..errors import McpConnectError, McpError
+from . import logs
 from .config import HttpServer, ServerConfig, SseServer, StdioServer
 
 #: Bytes of a server's stderr kept for error messages.
@@ -118,6 +119,7 @@ async def connect(
     auth: httpx2.Auth | None = None,
     http_client: httpx2.AsyncClient | None = None,
     sampling_callback: SamplingFnT | None = None,
+    elicitation_callback: ElicitationFnT | None = None,
     on_notification: NotificationFn | None = None,
     client_info: Implementation | None = None,
     ready_timeout: float | None = None,
@@ -127,17 +129,19 @@ async def connect(
 
     ``on_notification`` receives server notifications (list changes, log messages). The
     handshake must finish within ``ready_timeout`` seconds (default: the entry's
-    ``ready_timeout_ms``); after that the session lives until the block exits. ``probe``
-    (optional) is filled with what the attempt observes (stderr, bad stdout lines, closure).
+    ``ready_timeout_ms``, plus the sign-in time of an interactive OAuth login); after that the
+    session lives until the block exits. ``probe`` (optional) is filled with what the attempt
+    observes (stderr, bad stdout lines, closure).
 
     Raises:
         McpConnectError: the command is missing or the server could not be reached or
             initialised; the message says why.
     """
+    logs.install()
     env = dict(os.environ)
     seen = probe if probe is not None else Probe()
     message_handler = _message_handler(seen, on_notification)
-    ready_s = config.ready_timeout_ms / 1000 if ready_timeout is None else ready_timeout
+    ready_s = config.connect_budget_s() if ready_timeout is None else ready_timeout
     # One scope spans the whole session so the startup deadline can be lifted once it is up
     # (a scope around the entry alone would end before the transport's task groups do).
     with anyio.CancelScope(deadline=anyio.current_time() + ready_s) as scope:
@@ -148,6 +152,7 @@ async def connect(
                 _Watched(transport, seen.closed),
                 mode=config.protocol,
                 sampling_callback=sampling_callback,
+                elicitation_callback=elicitation_callback,
                 message_handler=message_handler,
                 client_info=client_info or Implementation(name="lemon-skills", version=__version__),
                 cache=None,

@@ -9,6 +9,7 @@ from typing import Any, Literal
 import anyio
 from mcp import types
 
+from .auth_state import auth_status
 from .config import ServerConfig
 from .connect import Connection, describe
 
@@ -53,6 +54,12 @@ class ServerHandle:
     stopped: bool = False
     protocol_version: str | None = None
     server_info: dict[str, Any] | None = None
+    #: The ``httpx2.Auth`` of the last attempt (kept for its status) and, for a server that
+    #: answered 401 without ``oauth``, what it asked for.
+    auth: Any = None
+    auth_required: dict[str, Any] | None = None
+    #: Retry only when forced (an interactive sign-in failed; retrying would ask again).
+    hold: bool = False
     wake: anyio.Event = field(default_factory=anyio.Event)
     changed: anyio.Event = field(default_factory=anyio.Event)
     scope: anyio.CancelScope | None = None
@@ -97,7 +104,7 @@ class ServerHandle:
         retry_in = None
         if self.state == "failed" and math.isfinite(self.retry_at):
             retry_in = max(0, round((self.retry_at - now) * 1000))
-        return {
+        out: dict[str, Any] = {
             "connected": self.connected,
             "state": "failed" if self.state == "connected" and not self.connected else self.state,
             "transport": self.config.transport,
@@ -110,6 +117,12 @@ class ServerHandle:
             "retry_in_ms": retry_in,
             "failures": self.failures,
         }
+        oauth = auth_status(self.auth)
+        if oauth is not None:
+            out["oauth"] = oauth
+        if self.auth_required is not None:
+            out["auth_required"] = self.auth_required
+        return out
 
 
 def capabilities_of(caps: types.ServerCapabilities | None) -> dict[str, bool]:

@@ -18,11 +18,12 @@ from typing import Any, TypeVar
 import anyio
 import httpx2
 from mcp import types
-from mcp.client.session import SamplingFnT
+from mcp.client.session import ElicitationFnT, SamplingFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from ..errors import McpToolError, UsageError
+from .auth_state import auth_error, begin_attempt, explain_failure
 from .config import ServerConfig
 from .connect import Connection, Probe, connect, describe, startup_failure, startup_timeout
 from .handle import ServerHandle, fetch_listing
@@ -30,6 +31,7 @@ from .handle import ServerHandle, fetch_listing
 T = TypeVar("T")
 AuthFactory = Callable[[ServerConfig], "httpx2.Auth | None"]
 SamplingFactory = Callable[[ServerConfig], "SamplingFnT | None"]
+ElicitationFactory = Callable[[ServerConfig], "ElicitationFnT | None"]
 ProgressFn = Callable[[int, int], None]
 
 #: Extra time a waiter allows beyond a server's ready timeout (teardown of a failed attempt).
@@ -48,8 +50,11 @@ class McpManager:
 
     ``auto_retry`` lets each server task reconnect on its own after the backoff; hosts that
     run the loop only during calls (the synchronous facade) turn it off and reconnect from
-    ``connect_all`` / ``request`` instead. ``auth_factory`` and ``sampling_factory`` give the
-    per-server ``httpx2.Auth`` and sampling callback (``None``: no auth, no sampling).
+    ``connect_all`` / ``request`` instead. ``auth_factory``, ``sampling_factory`` and
+    ``elicitation_factory`` give the per-server ``httpx2.Auth``, sampling and elicitation
+    callbacks (``None``: no auth; the capability is not advertised). A server whose
+    interactive sign-in failed is not retried on its own (that would ask the operator again):
+    only a forced attempt (``refresh``) tries again.
     """
 
     def __init__(
@@ -57,6 +62,7 @@ class McpManager:
         *,
         auth_factory: AuthFactory | None = None,
         sampling_factory: SamplingFactory | None = None,
+        elicitation_factory: ElicitationFactory | None = None,
         auto_retry: bool = True,
         backoff_base_s: float = 1.0,
         backoff_max_s: float = 60.0,
@@ -64,6 +70,7 @@ class McpManager:
     ) -> None:
         self._auth_factory = auth_factory
         self._sampling_factory = sampling_factory
+        self._elicitation_factory = elicitation_factory
         self._auto_retry = auto_retry
         self._backoff = (backoff_base_s, backoff_max_s)
         self._client_info = client_info
@@ -171,7 +178,7 @@ class McpManager:
         done = [0]
 
         async def wait(h: ServerHandle, attempt: int) -> None:
-            await h.wait_attempt(attempt, h.config.ready_timeout_ms / 1000 + _WAIT_GRACE_S)
+            await h.wait_attempt(attempt, h.config.connect_budget_s() + _WAIT_GRACE_S)
             done[0] += 1
             if progress is not None:
                 progress(done[0], len(todo))
@@ -235,6 +242,7 @@ class McpManager:
                     hint="`lemon mcp status` shows every server; `refresh()` reconnects now",
                 )
         timeout = handle.config.timeout_ms / 1000
+        failed_before = getattr(handle.auth, "last_error", None)
         try:
             # One deadline covers the write and the wait; when it fires the SDK tells the
             # server (notifications/cancelled) and the session stays usable.
@@ -245,9 +253,17 @@ class McpManager:
                 raise McpToolError(
                     f"{what} timed out after {timeout:g} s", server=handle.name
                 ) from None
-            if _broken(exc):
-                self.reconnect(handle, start=False, reason=f"connection lost ({exc.message})")
-            raise McpToolError(f"{what} failed: {exc.message}", server=handle.name) from exc
+            if not _broken(exc):
+                raise McpToolError(f"{what} failed: {exc.message}", server=handle.name) from exc
+            # A failed re-authorization ends the session; its own reason is the precise one.
+            fresh = getattr(handle.auth, "last_error", None) is not failed_before
+            precise = auth_error(handle.auth) if fresh else None
+            self.reconnect(
+                handle, start=False, reason=precise or f"connection lost ({exc.message})"
+            )
+            raise McpToolError(
+                f"{what} failed: {precise or exc.message}", server=handle.name
+            ) from exc
         except TimeoutError:
             raise McpToolError(
                 f"{what} timed out after {timeout:g} s", server=handle.name
@@ -279,6 +295,7 @@ class McpManager:
 
     async def _attempt(self, h: ServerHandle) -> None:
         h.attempts += 1
+        h.hold = False
         h.state = "connecting"
         h.notify()
         probe = Probe()
@@ -306,12 +323,12 @@ class McpManager:
                     f"; stderr: {tail}" if tail else ""
                 )
         except Exception as exc:  # per-server isolation: the failure is this server's status
-            h.last_error = _reason(exc)
+            h.last_error = await explain_failure(h, probe, otherwise=_reason(exc))
 
     async def _watchdog(self, h: ServerHandle, probe: Probe) -> None:
         """Report a startup timeout at the deadline, not after the slow teardown of the
         attempt (a server that ignores EOF takes seconds to be stopped)."""
-        ready_s = h.config.ready_timeout_ms / 1000
+        ready_s = h.config.connect_budget_s()
         await anyio.sleep(ready_s)
         if h.state == "connecting":
             h.last_error = startup_failure(startup_timeout(ready_s), probe, h.config)
@@ -320,8 +337,10 @@ class McpManager:
 
     def _open(self, h: ServerHandle, probe: Probe) -> Any:
         cfg = h.config
-        auth = self._auth_factory(cfg) if self._auth_factory else None
+        h.auth = auth = self._auth_factory(cfg) if self._auth_factory else None
+        begin_attempt(auth)
         sampling = self._sampling_factory(cfg) if self._sampling_factory else None
+        elicitation = self._elicitation_factory(cfg) if self._elicitation_factory else None
 
         async def on_notification(message: Any) -> None:
             if isinstance(getattr(message, "root", message), _LIST_CHANGED):
@@ -331,6 +350,7 @@ class McpManager:
             cfg,
             auth=auth,
             sampling_callback=sampling,
+            elicitation_callback=elicitation,
             on_notification=on_notification,
             client_info=self._client_info,
             probe=probe,
@@ -345,6 +365,7 @@ class McpManager:
         h.stale = False
         h.state = "connected"
         h.last_error = "; ".join(listing.problems) or None
+        h.auth_required = None
         h.protocol_version = client.protocol_version
         h.server_info = info.model_dump(mode="json", exclude_none=True) if info else None
         h.notify()
@@ -362,6 +383,8 @@ class McpManager:
             if not forced:
                 h.failures += 1
                 h.retry_at = now + min(cap, base * 2 ** (h.failures - 1))
+            if h.hold:
+                h.retry_at = math.inf
         h.notify()
 
 

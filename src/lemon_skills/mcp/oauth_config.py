@@ -147,6 +147,16 @@ def parse_oauth(raw: Mapping[str, Any]) -> OAuthSettings:
     )
 
 
+def interactive_login_ms(raw: Mapping[str, Any]) -> int | None:
+    """The sign-in time an ``oauth`` object allows when its flow needs a person (PKCE)."""
+    if validate_oauth(raw):
+        return None
+    settings = parse_oauth(raw)
+    if settings.flow != "authorization_code_pkce":
+        return None
+    return round(settings.authorization_timeout * 1000)
+
+
 def loopback_problem(uri: str) -> str | None:
     """Why ``uri`` cannot be served by the loopback callback listener (None when it can)."""
     try:

@@ -16,7 +16,7 @@ from mcp.shared.auth import AuthorizationCodeResult
 
 from ..approvals import ApprovalContext
 from ..errors import McpAuthError
-from .sampling import server_slug
+from .sampling_config import server_slug
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 

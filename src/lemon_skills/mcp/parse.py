@@ -8,10 +8,10 @@ validator words it where one exists (``stdio command cannot be empty``, ``invali
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from .config import (
@@ -27,6 +27,10 @@ from .config import (
     StdioServer,
     Transport,
 )
+from .oauth_config import validate_oauth
+from .sampling_config import validate_policy
+
+T = TypeVar("T")
 
 _TRANSPORT_ALIASES: dict[str, Transport] = {
     "stdio": "stdio",
@@ -39,7 +43,11 @@ _TRANSPORT_ALIASES: dict[str, Transport] = {
 
 
 class _Invalid(Exception):
-    """Internal: one reason an entry is refused."""
+    """Internal: the reasons an entry is refused (one per invalid field)."""
+
+    def __init__(self, *reasons: str) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
 
 
 def parse_server(
@@ -75,15 +83,16 @@ def validate_servers(
                 raise _Invalid(f"duplicate server name {cfg.name!r}")
         except _Invalid as exc:
             issue_name = name if name is not None else _raw_name(raw)
-            issues.append(
+            issues.extend(
                 ConfigIssue(
-                    reason=str(exc),
+                    reason=reason,
                     entry=raw,
                     index=index,
                     name=issue_name,
                     origin=origin,
                     path=path,
                 )
+                for reason in exc.reasons
             )
             continue
         if cfg.name is not None:
@@ -150,14 +159,27 @@ def _parse(raw: object, *, origin: Origin, base_dir: Path | None, name: str | No
     if name is not None:
         data.setdefault("name", name)
     transport = _transport_of(data)
-    common = _common_fields(data)
+    problems: list[str] = []
+    specific = _collect(problems, _stdio_fields if transport == "stdio" else _url_fields, data)
+    common = _common_fields(data, transport, problems)
     common.update(origin=origin, base_dir=base_dir)
+    if problems:
+        raise _Invalid(*problems)
+    assert specific is not None
     if transport == "stdio":
-        return StdioServer(**common, **_stdio_fields(data))
-    url_fields = _url_fields(data)
+        return StdioServer(**common, **specific)
     if transport == "sse":
-        return SseServer(**common, **url_fields)
-    return HttpServer(**common, **url_fields)
+        return SseServer(**common, **specific)
+    return HttpServer(**common, **specific)
+
+
+def _collect(problems: list[str], check: Callable[..., T], *args: Any) -> T | None:
+    """Run one field's check; a refusal is added to ``problems`` so every field is reported."""
+    try:
+        return check(*args)
+    except _Invalid as exc:
+        problems.extend(exc.reasons)
+        return None
 
 
 def _from_tuple(raw: tuple[Any, ...]) -> dict[str, Any]:
@@ -189,30 +211,51 @@ def _transport_of(data: dict[str, Any]) -> Transport:
     return _TRANSPORT_ALIASES[kind.lower()]
 
 
-def _common_fields(data: dict[str, Any]) -> dict[str, Any]:
+def _common_fields(
+    data: dict[str, Any], transport: Transport, problems: list[str]
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     name = data.get("name")
     if name is not None:
         if not isinstance(name, str) or not name.strip():
-            raise _Invalid("name must be a non-empty string")
-        out["name"] = name.strip()
+            problems.append("name must be a non-empty string")
+        else:
+            out["name"] = name.strip()
     for key in ("ready_timeout_ms", "timeout_ms"):
         value = data.get(key, data.get(key.replace("_", "-")))
         if value is not None:
-            out[key] = _positive_int(key, value)
+            checked = _collect(problems, _positive_int, key, value)
+            if checked is not None:
+                out[key] = checked
     protocol = data.get("protocol", "auto")
     if protocol not in PROTOCOL_MODES:
-        raise _Invalid("protocol must be auto, legacy or 2026-07-28")
-    out["protocol"] = protocol
-    out["enabled"] = _enabled(data)
-    out["filters"] = Filters(**{k: _str_list(k, data.get(k)) for k in FILTER_KEYS})
-    for key in ("oauth", "sampling"):
-        value = data.get(key, data.get("sampling_policy") if key == "sampling" else None)
-        if value is not None and not isinstance(value, Mapping):
-            raise _Invalid(f"{key} must be an object")
-        if value is not None:
-            out[key] = dict(value)
+        problems.append("protocol must be auto, legacy or 2026-07-28")
+    else:
+        out["protocol"] = protocol
+    enabled = _collect(problems, _enabled, data)
+    out["enabled"] = True if enabled is None else enabled
+    lists = {k: _collect(problems, _str_list, k, data.get(k)) for k in FILTER_KEYS}
+    out["filters"] = Filters(**{k: v or () for k, v in lists.items()})
+    oauth = data.get("oauth")
+    if oauth is not None:
+        problems.extend(oauth_problems(oauth, transport))
+        if isinstance(oauth, Mapping):
+            out["oauth"] = dict(oauth)
+    policy = data.get("sampling", data.get("sampling_policy"))
+    if policy is not None:
+        problems.extend(validate_policy(policy))
+        if isinstance(policy, Mapping):
+            out["sampling"] = dict(policy)
     return out
+
+
+def oauth_problems(oauth: object, transport: Transport) -> list[str]:
+    """Why an ``oauth`` object cannot be used on a server of ``transport`` (empty when it can)."""
+    if not isinstance(oauth, Mapping):
+        return ["oauth must be an object"]
+    if transport != "http":
+        return ["oauth is supported on Streamable HTTP servers only"]
+    return validate_oauth(oauth)
 
 
 def _enabled(data: dict[str, Any]) -> bool:
@@ -250,17 +293,24 @@ def _url_fields(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_record(cfg: ServerConfig) -> None:
+    problems: list[str] = []
     if isinstance(cfg, StdioServer):
         if not cfg.command.strip():
-            raise _Invalid("stdio command cannot be empty")
+            problems.append("stdio command cannot be empty")
     else:
         parts = urlsplit(cfg.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise _Invalid(f"invalid HTTP URL: {cfg.url}")
+            problems.append(f"invalid HTTP URL: {cfg.url}")
     for key in ("ready_timeout_ms", "timeout_ms"):
-        _positive_int(key, getattr(cfg, key))
+        _collect(problems, _positive_int, key, getattr(cfg, key))
     if cfg.protocol not in PROTOCOL_MODES:
-        raise _Invalid("protocol must be auto, legacy or 2026-07-28")
+        problems.append("protocol must be auto, legacy or 2026-07-28")
+    if cfg.oauth is not None:
+        problems.extend(oauth_problems(cfg.oauth, cfg.transport))
+    if cfg.sampling is not None:
+        problems.extend(validate_policy(cfg.sampling))
+    if problems:
+        raise _Invalid(*problems)
 
 
 def _positive_int(key: str, value: object) -> int:

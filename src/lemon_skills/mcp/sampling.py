@@ -13,7 +13,6 @@ import hashlib
 import inspect
 import json
 import logging
-import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,10 +24,18 @@ from pydantic import ValidationError
 
 from ..approvals import ApprovalContext, ApprovalStore
 from ..errors import ConfigError
+from .sampling_config import (
+    DEFAULT_APPROVAL_TIMEOUT_S,
+    DEFAULT_MAX_TOKENS,
+    MODES,
+    OPS_APPROVAL,
+    SamplingMode,
+    server_slug,
+)
+from .sampling_config import validate_policy as _validate_config
 
 logger = logging.getLogger(__name__)
 
-SamplingMode = Literal["deny", "model", "reviewed_model"]
 #: A reviewer answers True / "approve" / "approved", or False / "reject" / ("reject", detail).
 Review: TypeAlias = bool | str | tuple[str, str]
 ReviewFn: TypeAlias = Callable[["SamplingSummary"], Review | Awaitable[Review]]
@@ -38,12 +45,8 @@ DelegateFn: TypeAlias = Callable[
     SamplingResult | Mapping[str, Any] | Awaitable[SamplingResult | Mapping[str, Any]],
 ]
 
-MODES: tuple[SamplingMode, ...] = ("deny", "model", "reviewed_model")
-DEFAULT_MAX_TOKENS = 1024
-DEFAULT_APPROVAL_TIMEOUT_S = 300.0
 REJECTED_CODE = -1
 _APPROVE = {"approve", "approved", "approve_once"}
-_OPS_APPROVAL = {"ops_approval", "approval"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -335,36 +338,8 @@ def _replace_delegate(policy: SamplingPolicy, delegate: DelegateFn) -> SamplingP
 
 
 def validate_policy(raw: Any) -> list[str]:
-    """Every problem with a ``sampling`` config object, as messages (empty when valid)."""
-    if isinstance(raw, SamplingPolicy):
-        return []
-    if not isinstance(raw, Mapping):
-        return ["sampling must be an object"]
-    errors = []
-    mode = raw.get("mode", "deny")
-    if mode not in MODES:
-        errors.append("sampling.mode must be model, reviewed_model, or deny")
-    reviewer = raw.get("reviewer")
-    if reviewer is not None and not (callable(reviewer) or reviewer in _OPS_APPROVAL):
-        errors.append("sampling.reviewer must be a function or ops_approval")
-    max_tokens = raw.get("max_tokens", raw.get("maxTokens"))
-    if max_tokens is not None and not _positive_int(max_tokens):
-        errors.append("sampling.max_tokens must be a positive integer")
-    models = raw.get("allowed_models")
-    if models is not None and not (
-        isinstance(models, list) and all(isinstance(m, str) for m in models)
-    ):
-        errors.append("sampling.allowed_models must be a list of strings")
-    timeout = raw.get("approval_timeout_ms")
-    if timeout is not None and not _positive_int(timeout):
-        errors.append("sampling.approval_timeout_ms must be a positive integer")
-    delegate = raw.get("delegate")
-    if delegate is not None and not callable(delegate):
-        errors.append("sampling.delegate must be a function")
-    context = raw.get("approval_context")
-    if context is not None and not isinstance(context, Mapping):
-        errors.append("sampling.approval_context must be an object")
-    return errors
+    """Every problem with a ``sampling`` config object or policy (empty when valid)."""
+    return [] if isinstance(raw, SamplingPolicy) else _validate_config(raw)
 
 
 def parse_policy(raw: Mapping[str, Any]) -> SamplingPolicy:
@@ -377,7 +352,7 @@ def parse_policy(raw: Mapping[str, Any]) -> SamplingPolicy:
     if errors:
         raise ConfigError("; ".join(errors))
     reviewer = raw.get("reviewer")
-    if reviewer in _OPS_APPROVAL or (reviewer is None and raw.get("require_approval") is True):
+    if reviewer in OPS_APPROVAL or (reviewer is None and raw.get("require_approval") is True):
         reviewer = "ops_approval"
     max_tokens = raw.get("max_tokens", raw.get("maxTokens", DEFAULT_MAX_TOKENS))
     context = raw.get("approval_context") or {}
@@ -395,12 +370,3 @@ def parse_policy(raw: Mapping[str, Any]) -> SamplingPolicy:
             agent_id=context.get("agent_id"),
         ),
     )
-
-
-def _positive_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
-
-
-def server_slug(name: str) -> str:
-    """``name`` as used inside model-facing names: lower-case ``[a-z0-9_]``."""
-    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "server"

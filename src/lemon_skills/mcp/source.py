@@ -26,13 +26,17 @@ from types import TracebackType
 from typing import Any
 
 from .. import config as settings_mod
+from ..approvals import ApprovalStore
 from ..errors import UsageError
 from ..paths import resolve_cwd
 from ..tools.base import Tool, ToolContext, ToolResult
 from .catalog import ToolSpec
 from .core import SourceCore, View
-from .manager import AuthFactory, McpManager, ProgressFn, SamplingFactory
+from .factories import oauth_factory
+from .factories import sampling_factory as default_sampling
+from .manager import AuthFactory, ElicitationFactory, McpManager, ProgressFn, SamplingFactory
 from .runtime import Runtime
+from .sampling import DelegateFn
 
 PathArg = str | os.PathLike[str] | None
 
@@ -47,7 +51,15 @@ class McpSource:
         disabled: force MCP off (true) or on (false) regardless of config switches.
         cache_ttl_ms / refresh_interval_ms: tool cache lifetime (5 min) and how often the
             periodic refresh looks for expired caches (1 min); default from ``configure()``.
-        auth_factory / sampling_factory: per-server ``httpx2.Auth`` and sampling callback.
+        sampling_delegate: the host's model call for servers whose ``sampling`` policy is
+            ``model`` or ``reviewed_model``: ``delegate(params, summary)`` returns a
+            ``CreateMessageResult`` (or its dict); without one such requests are refused.
+        approvals: the approvals store that OAuth logins (``mcp_<server>_oauth``) and
+            ``ops_approval`` sampling reviews (``mcp_<server>_sampling``) wait in; default
+            the agent dir's.
+        auth_factory / sampling_factory / elicitation_factory: per-server ``httpx2.Auth``,
+            sampling and elicitation callbacks, replacing the defaults (which build auth from
+            an entry's ``oauth`` and sampling from its ``sampling``; see ``factories.py``).
     """
 
     def __init__(
@@ -59,8 +71,11 @@ class McpSource:
         disabled: bool | None = None,
         cache_ttl_ms: int | None = None,
         refresh_interval_ms: int | None = None,
+        sampling_delegate: DelegateFn | None = None,
+        approvals: ApprovalStore | None = None,
         auth_factory: AuthFactory | None = None,
         sampling_factory: SamplingFactory | None = None,
+        elicitation_factory: ElicitationFactory | None = None,
     ) -> None:
         settings = settings_mod.settings()
         self._servers = list(servers) if servers is not None else None
@@ -69,11 +84,13 @@ class McpSource:
         self._disabled = disabled
         self.cache_ttl_ms = cache_ttl_ms or settings.mcp_cache_ttl_ms
         self.refresh_interval_ms = refresh_interval_ms or settings.mcp_refresh_interval_ms
-        self._rt = Runtime(
-            self._new_core,
-            {"auth_factory": auth_factory, "sampling_factory": sampling_factory},
-            self.refresh_interval_ms / 1000,
-        )
+        factories = {
+            "auth_factory": auth_factory or oauth_factory(approvals=approvals),
+            "sampling_factory": sampling_factory
+            or default_sampling(delegate=sampling_delegate, approvals=approvals),
+            "elicitation_factory": elicitation_factory,
+        }
+        self._rt = Runtime(self._new_core, factories, self.refresh_interval_ms / 1000)
         self._tools: dict[tuple[Path, int], list[Tool]] = {}
 
     # -- async API ---------------------------------------------------------------------

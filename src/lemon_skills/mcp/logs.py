@@ -1,0 +1,49 @@
+"""Keep message payloads and session ids out of the SDK's client transport logs.
+
+At DEBUG level the SDK's HTTP and SSE transports log every JSON-RPC message they send or
+receive in full, which would put tool arguments and a server's sampling request (the prompt
+text) into the host's logs, and at INFO they log the ``Mcp-Session-Id``. A filter on those
+two loggers rewrites such records to the message's method and id; everything else passes
+unchanged. Installed once, when the first session opens.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+
+TRANSPORT_LOGGERS = ("mcp.client.streamable_http", "mcp.client.sse")
+_PAYLOAD = re.compile(r"^(SSE message|Sending client message|Received server message): (.*)$", re.S)
+_METHOD = re.compile(r"\bmethod='([^']*)'")
+_ID = re.compile(r"\bid=('[^']*'|\d+)")
+_lock = threading.Lock()
+_installed = False
+
+
+class RedactPayloads(logging.Filter):
+    """Rewrites payload-carrying transport records to ``<what>: <method> id=<id>``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        found = _PAYLOAD.match(text)
+        if found is not None:
+            method = _METHOD.search(found.group(2))
+            ident = _ID.search(found.group(2))
+            what = method.group(1) if method else "response"
+            suffix = f" id={ident.group(1)}" if ident else ""
+            record.msg, record.args = f"{found.group(1)}: {what}{suffix} (payload not logged)", ()
+        elif text.startswith("Received session ID"):
+            record.msg, record.args = "Received session ID (not logged)", ()
+        return True
+
+
+def install() -> None:
+    """Attach the filter to the SDK's transport loggers (idempotent, thread-safe)."""
+    global _installed
+    with _lock:
+        if _installed:
+            return
+        for name in TRANSPORT_LOGGERS:
+            logging.getLogger(name).addFilter(RedactPayloads())
+        _installed = True
