@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import json
-import os
 import sqlite3
 import time
 import uuid
@@ -25,6 +24,7 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
+from . import _sqlite
 from .errors import ApprovalError, ApprovalNotFound, ConfigError
 from .paths import agent_dir
 
@@ -34,7 +34,6 @@ Decision = Literal["approved", "denied"]
 #: Default lifetime of a pending approval (the original's ``approval_timeout_ms``).
 DEFAULT_EXPIRES_IN_S = 300.0
 SCHEMA_VERSION = 1
-_BUSY_TIMEOUT_S = 10.0
 _POLL_FIRST_S = 0.02
 _POLL_MAX_S = 0.25
 
@@ -382,41 +381,7 @@ class ApprovalStore:
 
 
 def _open(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Create the file ourselves so it is 0600 from the first byte; SQLite gives its -wal and
-    # -shm files the database file's permissions.
-    with contextlib.suppress(FileExistsError):
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-    conn = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
-    conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    _migrate(conn, path)
-    return conn
-
-
-def _migrate(conn: sqlite3.Connection, path: Path) -> None:
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version == SCHEMA_VERSION:
-        return
-    if version > SCHEMA_VERSION:
-        raise ConfigError(
-            f"schema version {version} is newer than this lemon-skills understands "
-            f"({SCHEMA_VERSION})",
-            path=path,
-            hint="upgrade lemon-skills",
-        )
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    return _sqlite.connect(path, schema=_SCHEMA, version=SCHEMA_VERSION)
 
 
 def _lookup(conn: sqlite3.Connection, approval_id: str) -> Approval:

@@ -20,11 +20,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from . import _sqlite
 from .errors import ConfigError
 from .paths import agent_dir
 
 SCHEMA_VERSION: Final = 1
-BUSY_TIMEOUT_MS: Final = 10_000
 EVENT_TYPES: Final = (
     "skill_load_observed",
     "skill_write_observed",
@@ -179,11 +179,13 @@ class IntrospectionStore:
             return self._conn
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+            conn = _sqlite.connect(
+                self.path,
+                schema=_SCHEMA,
+                version=SCHEMA_VERSION,
+                autocommit=False,
+                check_same_thread=False,
             )
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            _migrate(conn, self.path)
         except sqlite3.Error as exc:
             raise ConfigError(f"cannot open introspection database: {exc}", path=self.path) from exc
         self._conn, self._pid = conn, os.getpid()
@@ -210,25 +212,6 @@ def parse_since(text: str, *, now: float) -> float:
             f"{text!r} is neither a duration (30m, 12h, 7d, 2w) nor an ISO date or time"
         ) from None
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-
-
-def _migrate(conn: sqlite3.Connection, path: Path) -> None:
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version > SCHEMA_VERSION:
-        conn.close()
-        raise ConfigError(
-            f"schema version {version} is newer than this lemon-skills understands "
-            f"({SCHEMA_VERSION})",
-            path=path,
-            hint="upgrade lemon-skills, or move the database away to start a new one",
-        )
-    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    if version < SCHEMA_VERSION:
-        conn.executescript(
-            f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};COMMIT;"
-        )
 
 
 def _filters(since: float | None, key: str | None, types: Sequence[str]) -> tuple[str, list[Any]]:
