@@ -24,7 +24,7 @@ from ..errors import ManifestError
 from ..paths import agent_dir
 from .discovery import Candidate, Loaded
 from .manifest import Manifest, Requires, parse_skill
-from .model import Diagnostic, Entry
+from .model import Diagnostic, Entry, ManifestRef
 
 logger = logging.getLogger(__name__)
 
@@ -127,23 +127,36 @@ def decode(record: Record, cand: Candidate) -> Loaded | None:
             Diagnostic(path=cand.path / "SKILL.md", reason=r, code=c, level=lvl, key=cand.key)
             for r, c, lvl in record[1]
         )
-        if record[2] is None:
+        values = record[2]
+        if values is None:
             return Loaded(None, diags)
-        m = _manifest(record[2], cand.path)
+        if len(values) != len(_SCALARS) + len(_REQUIRES):
+            return None
+        name, description = values[0], values[1]
+        if not isinstance(description, str) or not isinstance(name, str | None):
+            return None
     except (IndexError, TypeError, ValueError):
         return None
     entry = Entry(
         key=cand.key,
-        name=m.name or cand.key,
-        description=m.description,
+        name=name or cand.key,
+        description=description,
         source=cand.source,
         path=cand.path,
-        manifest=m,
         search_dir=cand.search_dir,
         real_path=cand.real,
         file_sig=cand.sig,
+        # Most listings never look at the rest of the manifest: build it on first use.
+        manifest_ref=ManifestRef(build=lambda: _manifest_or_parse(values, cand.path)),
     )
     return Loaded(entry, diags)
+
+
+def _manifest_or_parse(values: list[Any], skill_dir: Path) -> Manifest:
+    try:
+        return _manifest(values, skill_dir)
+    except (TypeError, ValueError):  # a damaged record: the file itself is the truth
+        return _Frontmatter(skill_dir).manifest()
 
 
 def _manifest(values: list[Any], skill_dir: Path) -> Manifest:
@@ -178,6 +191,9 @@ class _Frontmatter:
             except (OSError, UnicodeDecodeError, ManifestError):
                 self._manifest = Manifest()
         return self._manifest
+
+    def manifest(self) -> Manifest:
+        return self._get()
 
     def raw(self) -> dict[str, Any]:
         return dict(self._get().raw)

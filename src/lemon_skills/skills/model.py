@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +39,25 @@ def _read_body(path: Path) -> str:
         return ""
 
 
+class ManifestRef:
+    """A manifest, or how to build it on first use (entries loaded from the manifest cache)."""
+
+    __slots__ = ("_build", "_manifest")
+
+    def __init__(
+        self, manifest: Manifest | None = None, build: Callable[[], Manifest] | None = None
+    ) -> None:
+        self._manifest = manifest
+        self._build = build
+
+    def get(self) -> Manifest:
+        """The manifest (built once)."""
+        if self._manifest is None:
+            self._manifest = self._build() if self._build is not None else Manifest()
+            self._build = None
+        return self._manifest
+
+
 @dataclass(frozen=True, slots=True, init=False)
 class Entry:
     """One skill as the agent sees it.
@@ -53,12 +73,12 @@ class Entry:
     source: Source
     path: Path
     enabled: bool
-    manifest: Manifest
     search_dir: Path | None
     real_path: str
     #: (mtime_ns, size, inode) of SKILL.md when loaded; None for entries built in memory.
     file_sig: tuple[int, int, int] | None = field(compare=False)
     body_text: BodyText = field(repr=False, compare=False)
+    manifest_ref: ManifestRef = field(repr=False, compare=False)
 
     def __init__(
         self,
@@ -75,6 +95,7 @@ class Entry:
         real_path: str | None = None,
         file_sig: tuple[int, int, int] | None = None,
         body_text: BodyText | None = None,
+        manifest_ref: ManifestRef | None = None,
     ) -> None:
         init = object.__setattr__
         init(self, "key", key)
@@ -83,11 +104,16 @@ class Entry:
         init(self, "source", source)
         init(self, "path", path)
         init(self, "enabled", enabled)
-        init(self, "manifest", manifest or Manifest())
         init(self, "search_dir", search_dir)
         init(self, "real_path", real_path or os.path.realpath(path))
         init(self, "file_sig", file_sig)
         init(self, "body_text", body_text or BodyText(path if body is None else None, body))
+        init(self, "manifest_ref", manifest_ref or ManifestRef(manifest))
+
+    @property
+    def manifest(self) -> Manifest:
+        """The parsed frontmatter."""
+        return self.manifest_ref.get()
 
     @property
     def body(self) -> str:
