@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from .._gc import gc_paused
 from ..skills import api
 from ..skills.doctor import doctor as run_doctor
 from ..skills.lint import lint_file, skill_files
@@ -54,7 +55,8 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False, show_diags: bool = 
     """List every visible skill, disabled ones included."""
     v = api.view(cwd)
     if as_json:
-        entries = [e.to_dict() for e in v.entries]
+        with gc_paused():
+            entries = [e.to_dict() for e in v.entries]
         if show_diags:
             emit_json({"skills": entries, "diagnostics": [d.to_dict() for d in v.diagnostics]})
         else:

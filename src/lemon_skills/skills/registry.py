@@ -8,15 +8,14 @@ only what changed. ``refresh()`` drops everything.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .._gc import gc_paused
 from ..paths import global_skill_dirs, project_skill_dirs, scope_root
 from . import cache as disk_cache
 from . import enablement
@@ -137,7 +136,7 @@ class Registry:
         dir_sigs: tuple[FileSig | None, ...],
         now: float,
     ) -> _ScopeState:
-        with _gc_paused():
+        with gc_paused():
             return self._rescan_unpaused(source, dirs, dir_sigs, now)
 
     def _rescan_unpaused(
@@ -219,22 +218,6 @@ class Registry:
             for e in sorted(merged.entries.values(), key=lambda e: e.key)
         )
         return View(cwd, entries, {e.key: e for e in entries}, tuple(diags), merged.shadowed, en)
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building thousands of acyclic records.
-
-    Loading 10,000 skills otherwise triggers repeated full collections that cost more than
-    the loading itself.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 _default: Registry | None = None
