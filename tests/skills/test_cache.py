@@ -71,3 +71,14 @@ def test_cache_lives_under_the_agent_dir(project, project_skills, agent_dir):
     Registry().view(project)
     assert cache.cache_path(project_skills).is_relative_to(agent_dir)
     assert sorted(p.name for p in project_skills.iterdir()) == ["a"]
+
+
+def test_listing_from_the_cache_matches_a_fresh_parse(project, project_skills):
+    write_skill(project_skills, "a", description="Alpha",
+                extra="version: 2.1\ntags: [x, y]\nkeywords: k1, k2\ncategory: ops\n"
+                      "platforms: [linux, macos]")
+    fresh = Registry().view(project).by_key["a"]
+    cached = Registry().view(project).by_key["a"]
+    assert cached.to_dict() == fresh.to_dict()
+    assert cached.to_dict()["platforms"] == ["linux", "darwin"]
+    assert cached.manifest == fresh.manifest

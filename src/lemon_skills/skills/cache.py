@@ -100,6 +100,9 @@ _SCALARS = (
     "format",
 )
 _REQUIRES = ("bins", "any_bins", "env", "config", "mcp")
+_LISTING = tuple(
+    (f, _SCALARS.index(f)) for f in ("version", "tags", "keywords", "category", "platforms")
+)
 
 
 def encode(loaded: Loaded, sig: tuple[int, int, int]) -> Record:
@@ -147,7 +150,10 @@ def decode(record: Record, cand: Candidate) -> Loaded | None:
         real_path=cand.real,
         file_sig=cand.sig,
         # Most listings never look at the rest of the manifest: build it on first use.
-        manifest_ref=ManifestRef(build=lambda: _manifest_or_parse(values, cand.path)),
+        manifest_ref=ManifestRef(
+            build=lambda: _manifest_or_parse(values, cand.path),
+            listing={f: values[i] for f, i in _LISTING},
+        ),
     )
     return Loaded(entry, diags)
 

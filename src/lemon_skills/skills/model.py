@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -42,13 +42,30 @@ def _read_body(path: Path) -> str:
 class ManifestRef:
     """A manifest, or how to build it on first use (entries loaded from the manifest cache)."""
 
-    __slots__ = ("_build", "_manifest")
+    __slots__ = ("_build", "_manifest", "_listing")
 
     def __init__(
-        self, manifest: Manifest | None = None, build: Callable[[], Manifest] | None = None
+        self,
+        manifest: Manifest | None = None,
+        build: Callable[[], Manifest] | None = None,
+        listing: Mapping[str, Any] | None = None,
     ) -> None:
         self._manifest = manifest
         self._build = build
+        self._listing = listing
+
+    def listing(self) -> dict[str, Any]:
+        """The manifest fields a listing shows, without building the manifest if not needed."""
+        if self._manifest is None and self._listing is not None:
+            return dict(self._listing)
+        m = self.get()
+        return {
+            "version": m.version,
+            "tags": list(m.tags),
+            "keywords": list(m.keywords),
+            "category": m.category,
+            "platforms": list(m.platforms),
+        }
 
     def get(self) -> Manifest:
         """The manifest (built once)."""
@@ -131,7 +148,6 @@ class Entry:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (no body text)."""
-        m = self.manifest
         return {
             "key": self.key,
             "name": self.name,
@@ -139,11 +155,7 @@ class Entry:
             "source": self.source,
             "path": str(self.path),
             "enabled": self.enabled,
-            "version": m.version,
-            "tags": list(m.tags),
-            "keywords": list(m.keywords),
-            "category": m.category,
-            "platforms": list(m.platforms),
+            **self.manifest_ref.listing(),
         }
 
 
