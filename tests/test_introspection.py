@@ -135,3 +135,20 @@ def introspection_handlers() -> list[str]:
     from lemon_skills import telemetry
 
     return telemetry.attached()
+
+
+def test_old_events_are_pruned_so_the_store_stays_bounded(tmp_path):
+    store = IntrospectionStore(tmp_path / "i.db", max_events=50)
+    for i in range(400):
+        store.record("skill.load", {"n": i}, ts=float(i), key="k")
+    rows = store.query()
+    assert 50 <= len(rows) <= 55
+    assert rows[-1].payload == {"n": 399}
+    assert rows[0].payload["n"] >= 400 - 55
+
+
+def test_the_bound_comes_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("LEMON_INTROSPECTION_MAX_EVENTS", "7")
+    assert IntrospectionStore(tmp_path / "i.db").max_events == 7
+    monkeypatch.setenv("LEMON_INTROSPECTION_MAX_EVENTS", "lots")
+    assert IntrospectionStore(tmp_path / "i.db").max_events == introspection.DEFAULT_MAX_EVENTS

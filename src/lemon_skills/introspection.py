@@ -102,11 +102,28 @@ class EventRow:
         }
 
 
-class IntrospectionStore:
-    """Append and query events in one SQLite file; safe across threads and processes."""
+#: Events kept; older ones are pruned as new ones arrive (``LEMON_INTROSPECTION_MAX_EVENTS``).
+DEFAULT_MAX_EVENTS: Final = 100_000
 
-    def __init__(self, path: Path | None = None) -> None:
+
+def _max_events() -> int:
+    try:
+        return max(1, int(os.environ.get("LEMON_INTROSPECTION_MAX_EVENTS", DEFAULT_MAX_EVENTS)))
+    except ValueError:
+        return DEFAULT_MAX_EVENTS
+
+
+class IntrospectionStore:
+    """Append and query events in one SQLite file; safe across threads and processes.
+
+    The store keeps the newest ``max_events`` events: every so often an insert deletes the
+    rows that fell out of that window, so the file stops growing instead of filling the disk.
+    """
+
+    def __init__(self, path: Path | None = None, *, max_events: int | None = None) -> None:
         self.path = path if path is not None else db_path()
+        self.max_events = max_events if max_events is not None else _max_events()
+        self._prune_every = max(1, min(1000, self.max_events // 10))
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = -1
@@ -140,9 +157,12 @@ class IntrospectionStore:
                         "session_id, agent_id, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (*row, body),
                     )
+                    rowid = int(cur.lastrowid or 0)
+                    if rowid % self._prune_every == 0:
+                        conn.execute("DELETE FROM events WHERE id <= ?", (rowid - self.max_events,))
             except sqlite3.Error as exc:
                 raise ConfigError(f"cannot record event: {exc}", path=self.path) from exc
-            return int(cur.lastrowid or 0)
+            return rowid
 
     def query(
         self,

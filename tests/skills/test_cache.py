@@ -74,9 +74,13 @@ def test_cache_lives_under_the_agent_dir(project, project_skills, agent_dir):
 
 
 def test_listing_from_the_cache_matches_a_fresh_parse(project, project_skills):
-    write_skill(project_skills, "a", description="Alpha",
-                extra="version: 2.1\ntags: [x, y]\nkeywords: k1, k2\ncategory: ops\n"
-                      "platforms: [linux, macos]")
+    write_skill(
+        project_skills,
+        "a",
+        description="Alpha",
+        extra="version: 2.1\ntags: [x, y]\nkeywords: k1, k2\ncategory: ops\n"
+        "platforms: [linux, macos]",
+    )
     fresh = Registry().view(project).by_key["a"]
     cached = Registry().view(project).by_key["a"]
     assert cached.to_dict() == fresh.to_dict()
