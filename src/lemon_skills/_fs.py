@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,21 @@ def update_json(
 def _fingerprint(data: Any) -> str:
     # compact output runs on the C encoder; the indented one is pure Python and ~10x slower
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+#: Leftover staging/backup directories older than this belong to a process that died.
+STALE_AFTER_S = 24 * 3600
+
+
+def sweep_stale(root: Path, *, older_than: float = STALE_AFTER_S) -> None:
+    """Remove ``.staging-*`` / ``.backup-*`` dirs under ``root`` a killed process left behind."""
+    cutoff = time.time() - older_than
+    with contextlib.suppress(OSError):
+        for p in root.iterdir():
+            if p.name.startswith((".staging-", ".backup-")):
+                with contextlib.suppress(OSError):
+                    if p.lstat().st_mtime < cutoff:
+                        remove_tree(p)
 
 
 def remove_tree(path: Path) -> None:

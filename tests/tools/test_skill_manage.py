@@ -455,3 +455,17 @@ def test_the_install_audit_blocks_an_agent_written_remote_execution_script(proje
     assert r.is_error and r.text.startswith("Skill blocked by security audit:")
     assert "scripts/setup.sh" in r.text
     assert not (project / ".lemon" / "skill" / "pdf-tools" / "scripts").exists()
+
+
+def test_a_write_sweeps_staging_dirs_a_killed_writer_left_behind(project):
+    manage(project, action="create", name="pdf-tools", content=skill_md())
+    root = project / ".lemon" / "skill"
+    dead = root / ".staging-pdf-tools-abandoned"
+    (dead / "pdf-tools").mkdir(parents=True)
+    os.utime(dead, (1, 1))
+    fresh = root / ".staging-other-inflight"
+    fresh.mkdir()
+    r = manage(project, action="edit", name="pdf-tools", content=skill_md(body="New body.\n"))
+    assert not r.is_error, r.text
+    assert not dead.exists()
+    assert fresh.exists()  # a younger one may belong to a writer still running

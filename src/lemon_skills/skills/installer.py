@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,8 +35,6 @@ from .sources import Fetched, SourceSpec, source_for
 #: Directory names searched for skills when a source's root is not itself a skill.
 _CONTAINERS = ("skills", ".agents/skills", ".claude/skills")
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
-#: Leftover staging/backup directories older than this belong to a process that died.
-STALE_AFTER_S = 24 * 3600
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,21 +63,13 @@ def staging(skill_root: Path) -> Iterator[Path]:
     Staging and backup directories a killed process left behind are swept first.
     """
     skill_root.mkdir(parents=True, exist_ok=True)
-    _sweep(skill_root, time.time() - STALE_AFTER_S)
+    _fs.sweep_stale(skill_root)
     path = skill_root / f".staging-{secrets.token_hex(6)}"
     path.mkdir(mode=0o700)
     try:
         yield path
     finally:
         _fs.remove_tree(path)
-
-
-def _sweep(skill_root: Path, cutoff: float) -> None:
-    for p in skill_root.iterdir():
-        if p.name.startswith((".staging-", ".backup-")):
-            with contextlib.suppress(OSError):
-                if p.lstat().st_mtime < cutoff:
-                    _fs.remove_tree(p)
 
 
 def fetch(spec: SourceSpec, stage: Path, progress: ProgressFn | None) -> Fetched:

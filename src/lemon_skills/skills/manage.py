@@ -317,6 +317,7 @@ def _commit(t: Target, changes: Mapping[str, str | None]) -> GateVerdict:
 @contextmanager
 def _staged(t: Target, *, copy: bool) -> Iterator[Path]:
     t.root.mkdir(parents=True, exist_ok=True)
+    _fs.sweep_stale(t.root)
     holder = Path(tempfile.mkdtemp(prefix=f".staging-{t.name}-", dir=t.root))
     stage = holder / t.name
     try:
