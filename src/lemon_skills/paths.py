@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Literal
 
 Scope = Literal["global", "project"]
+#: What every public function accepts as ``cwd``.
+PathArg = str | os.PathLike[str] | None
 
 #: Directory names under a scope root that hold install transients; never skills.
 STAGING_MARKERS = (".staging-", ".backup-", ".lemon-tmp-")
@@ -84,7 +86,16 @@ def scope_skill_dir(scope: Scope, cwd: Path | None = None) -> Path:
     return scope_root(scope, cwd) / "skill"
 
 
-def resolve_cwd(cwd: str | os.PathLike[str] | None) -> Path:
+def explicit_scope(global_: bool | None, scope: Scope | None) -> Scope | None:
+    """The scope named by the facade's ``global_``/``scope`` keywords, or None when neither is."""
+    if scope is not None:
+        return scope
+    if global_ is None:
+        return None
+    return "global" if global_ else "project"
+
+
+def resolve_cwd(cwd: PathArg) -> Path:
     """Return ``cwd`` as an absolute path, defaulting to the process working directory."""
     return Path(cwd).expanduser().absolute() if cwd is not None else Path.cwd()
 

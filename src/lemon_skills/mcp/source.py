@@ -18,7 +18,6 @@ project server's tool stays callable whatever directory the call comes from.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 from .. import config as settings_mod
 from ..approvals import ApprovalStore
 from ..errors import UsageError
-from ..paths import resolve_cwd
+from ..paths import PathArg, resolve_cwd
 from ..tools.base import Tool, ToolContext, ToolResult
 from .catalog import ToolSpec
 from .core import SourceCore, View
@@ -37,8 +36,6 @@ from .factories import sampling_factory as default_sampling
 from .manager import AuthFactory, ElicitationFactory, McpManager, ProgressFn, SamplingFactory
 from .runtime import Runtime
 from .sampling import DelegateFn
-
-PathArg = str | os.PathLike[str] | None
 
 
 class McpSource:

@@ -13,15 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError, SkillNotFound
-from ..paths import Scope, resolve_cwd
+from ..paths import PathArg, Scope, explicit_scope, resolve_cwd
 from . import discovery, enablement, evaluation, index_cache, lockfile, observe, ranking
 from . import prompt as prompt_mod
 from . import semantic as semantic_mod
 from .model import Diagnostic, Entry
 from .registry import View, default_registry
 from .status import SkillStatus, evaluate, not_found
-
-PathArg = str | os.PathLike[str] | None
 
 
 def view(cwd: PathArg = None, *, refresh: bool = False) -> View:
@@ -78,12 +76,6 @@ def _audit_blocked(entry: Entry, cwd: Path | None) -> bool:
     return bool(rec) and (rec.get("audit") or {}).get("verdict") == "block"  # type: ignore[union-attr]
 
 
-def _scope(global_: bool | None, scope: Scope | None) -> Scope:
-    if scope is not None:
-        return scope
-    return "global" if global_ is None or global_ else "project"
-
-
 def set_enabled(
     key: str,
     enabled: bool,
@@ -100,7 +92,7 @@ def set_enabled(
     """
     where = resolve_cwd(cwd)
     require(key, cwd=where)
-    path = enablement.skills_json_path(_scope(global_, scope), where)
+    path = enablement.skills_json_path(explicit_scope(global_, scope) or "global", where)
     changed = enablement.set_disabled(path, key, not enabled)
     default_registry().invalidate()
     return changed

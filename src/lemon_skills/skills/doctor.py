@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..paths import PathArg
 from . import api, enablement
 from . import prompt as prompt_mod
-from .api import DoctorReport, PathArg
+from .api import DoctorReport
 from .model import Entry
 from .registry import View
 from .status import SkillStatus

@@ -6,7 +6,6 @@ installs into ``<cwd>/.lemon/skill``. See ``approval`` for how changes are appro
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,7 +14,7 @@ from typing import Any
 
 from .._proc import ProgressFn
 from ..errors import InstallError, ManifestError
-from ..paths import Scope, resolve_cwd, scope_skill_dir
+from ..paths import PathArg, Scope, explicit_scope, resolve_cwd, scope_skill_dir
 from . import installer, lockfile
 from .api import view
 from .approval import Approver
@@ -25,8 +24,6 @@ from .installer import Policy
 from .manifest import parse_skill
 from .model import Entry
 from .sources import resolve
-
-PathArg = str | os.PathLike[str] | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,15 +47,6 @@ class InstallResult:
             "audit": self.report.to_dict(),
             "approved_by": self.record.get("approved_by"),
         }
-
-
-def explicit_scope(global_: bool | None, scope: Scope | None) -> Scope | None:
-    """The scope named by the facade's ``global_``/``scope`` keywords, or None."""
-    if scope is not None:
-        return scope
-    if global_ is None:
-        return None
-    return "global" if global_ else "project"
 
 
 def install(

@@ -26,13 +26,13 @@ from ..errors import (
     SourceError,
     TrustPolicyViolation,
 )
-from ..paths import Scope, resolve_cwd, scope_skill_dir
+from ..paths import PathArg, Scope, explicit_scope, resolve_cwd, scope_skill_dir
 from . import enablement, installer, lockfile
 from .api import require
 from .approval import ApprovalRequest, Approver, decide
 from .audit_model import AuditReport
 from .bundle import Drift, bundle_hash, collect, drift, file_hashes
-from .install_api import PathArg, explicit_scope, load_entry
+from .install_api import load_entry
 from .install_plan import InstallPlan, needs_reapproval, new_findings, spec_from_record
 from .installer import Policy
 from .model import Entry
