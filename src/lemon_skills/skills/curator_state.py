@@ -22,7 +22,7 @@ from filelock import FileLock, Timeout
 from .. import _fs
 from ..errors import CuratorError
 from ..paths import Scope, scope_root
-from .usage import parse_time
+from .usage import as_text, parse_time
 
 VERSION: Final = 1
 FILE_NAME: Final = "skills.curator.json"
@@ -59,15 +59,15 @@ class CuratorState:
         """Normalise a loaded document; wrong types fall back to the defaults."""
         interval = _count(data.get("interval_hours"))
         return cls(
-            last_run_at=_text(data.get("last_run_at")),
-            last_run_id=_text(data.get("last_run_id")),
-            last_run_summary=_text(data.get("last_run_summary")),
-            last_report_path=_text(data.get("last_report_path")),
+            last_run_at=as_text(data.get("last_run_at")),
+            last_run_id=as_text(data.get("last_run_id")),
+            last_run_summary=as_text(data.get("last_run_summary")),
+            last_report_path=as_text(data.get("last_report_path")),
             last_candidate_count=_count(data.get("last_candidate_count")),
             run_count=_count(data.get("run_count")),
             paused=data.get("paused") is True,
             interval_hours=interval if interval > 0 else DEFAULT_INTERVAL_HOURS,
-            first_seen_at=_text(data.get("first_seen_at")),
+            first_seen_at=as_text(data.get("first_seen_at")),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -163,7 +163,3 @@ def _empty() -> dict[str, Any]:
 
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
