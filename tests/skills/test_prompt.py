@@ -118,3 +118,16 @@ def test_weak_runners_up_stay_in_the_catalogue_not_in_the_prompt(project, projec
     assert out.relevant == ("database",)
     assert "The orders endpoint pages results." not in out.text
     assert "api" in out.listed
+
+
+def test_skills_the_audit_blocked_are_not_offered(project, project_skills):
+    import json
+
+    seed(project_skills)
+    lock = project / ".lemon" / "skills.lock.json"
+    lock.write_text(
+        json.dumps({"version": 1, "skills": {"react": {"audit": {"verdict": "block"}}}}), "utf-8"
+    )
+    out = lemon_skills.render_prompt("build react components and hooks", cwd=project)
+    assert "react" not in out.relevant and "react" not in out.listed
+    assert "<name>react</name>" not in out.text

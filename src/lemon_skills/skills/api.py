@@ -71,9 +71,18 @@ def status(key: str, *, cwd: PathArg = None) -> SkillStatus:
 
 
 def _audit_blocked(entry: Entry, cwd: Path | None) -> bool:
-    scope: Scope = "project" if entry.source == "project" else "global"
-    rec = lockfile.record(lockfile.lock_path(scope, cwd), entry.key)
-    return bool(rec) and (rec.get("audit") or {}).get("verdict") == "block"  # type: ignore[union-attr]
+    return entry.key in _blocked_keys(entry.source, cwd)
+
+
+def _blocked_keys(scope: Scope, cwd: Path | None) -> frozenset[str]:
+    """Keys whose lock record in ``scope`` carries a ``block`` audit verdict."""
+    try:
+        records = lockfile.records(lockfile.lock_path(scope, cwd))
+    except ConfigError:
+        return frozenset()
+    return frozenset(
+        k for k, rec in records.items() if (rec.get("audit") or {}).get("verdict") == "block"
+    )
 
 
 def set_enabled(
@@ -224,11 +233,17 @@ def _entries_in(directory: Path) -> list[Entry]:
 
 def prompt_catalogue(v: View) -> list[Entry]:
     """Skills the catalogue may show: enabled, model-invocable, active or merely not ready."""
+    blocked = {
+        scope: _blocked_keys(scope, v.cwd) if scope == "global" or v.cwd else frozenset()
+        for scope in ("global", "project")
+    }
     out = []
     for e in v.enabled():
         if e.manifest.disable_model_invocation:
             continue
-        st = evaluate(e, enabled_state=v.enablement, env=os.environ)
+        st = evaluate(
+            e, enabled_state=v.enablement, env=os.environ, blocked=e.key in blocked[e.source]
+        )
         if st.activation_state in ("active", "not_ready"):
             out.append(e)
     return out

@@ -43,15 +43,6 @@ def read_lock(path: Path) -> dict[str, Any]:
     return data
 
 
-def record(path: Path, key: str) -> dict[str, Any] | None:
-    """The lock record of ``key``, or None (also when the lockfile is unreadable)."""
-    try:
-        rec = read_lock(path)["skills"].get(key)
-    except ConfigError:
-        return None
-    return rec if isinstance(rec, dict) else None
-
-
 def records(path: Path) -> dict[str, dict[str, Any]]:
     """Every lock record of a scope, keyed by skill key.
 
