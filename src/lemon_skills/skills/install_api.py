@@ -6,6 +6,7 @@ installs into ``<cwd>/.lemon/skill``. See ``approval`` for how changes are appro
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -13,15 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from .._proc import ProgressFn
-from ..errors import InstallError, ManifestError
+from ..errors import InstallError
 from ..paths import PathArg, Scope, explicit_scope, resolve_cwd, scope_skill_dir
-from . import installer, lockfile
+from . import discovery, installer, lockfile
 from .api import view
 from .approval import Approver
 from .audit_model import AuditReport
 from .install_plan import choose, plan_install
 from .installer import Policy
-from .manifest import parse_skill
 from .model import Entry
 from .sources import resolve
 
@@ -169,24 +169,8 @@ def load_entry(path: Path, scope: Scope, cwd: Path | None = None) -> Entry | Non
     visible = view(cwd).by_key.get(path.name)
     if visible is not None and visible.path == path:
         return visible
-    try:
-        parsed = parse_skill((path / "SKILL.md").read_text(encoding="utf-8"), path=path)
-    except (OSError, UnicodeDecodeError, ManifestError):
+    sig = discovery.file_sig(path / discovery.SKILL_FILE)
+    if sig is None:
         return None
-    m = parsed.manifest
-    return Entry(
-        key=path.name,
-        name=m.name or path.name,
-        description=m.description,
-        source=scope,
-        path=path,
-        manifest=m,
-        body=parsed.body,
-        search_dir=path.parent,
-    )
-
-
-def _invalidate() -> None:
-    from .registry import default_registry
-
-    default_registry().invalidate()
+    cand = discovery.Candidate(path.name, path, path.parent, scope, sig, os.path.realpath(path))
+    return discovery.load_candidate(cand).entry

@@ -105,11 +105,9 @@ class Registry:
             self._disk_records.clear()
             self._views.clear()
 
-    def invalidate(self, path: Path | None = None) -> None:
+    def invalidate(self) -> None:
         """Make the next call re-check disk now (cheaper than ``refresh``); used after writes."""
         with self._lock:
-            if path is not None:
-                self._parsed.pop(str(path / "SKILL.md"), None)
             for state in self._scopes.values():
                 state.swept_at = float("-inf")
                 state.dir_sigs = ()
