@@ -56,12 +56,6 @@ class Proof:
             record["status"] = "completed"
         self.checks.append(record)
 
-    def skip(self, name: str, reason: str) -> None:
-        """Record a check that could not run here."""
-        self.checks.append(
-            {"name": name, "proof_scope": self.scope, "status": "skipped", "reason": reason}
-        )
-
     def result(self) -> dict[str, Any]:
         """The proof JSON."""
         counts = {

@@ -8,7 +8,6 @@ reads joins the text blocks and describes the others.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import Any
 
 from mcp import types
@@ -131,8 +130,3 @@ def _decoded_size(b64: str) -> int:
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
-
-
-def joined(items: Iterable[str]) -> str:
-    """Lines joined with newlines (empty items dropped)."""
-    return "\n".join(i for i in items if i)

@@ -23,15 +23,14 @@ from ..errors import McpConnectError
 from ..tools.registry import ToolRegistry
 from .config import ServerConfig
 from .connect import connect
+from .fixtures.server import TITLES
 from .parse import parse_server
 from .proof import Proof, expect, expect_raises, private_state, write_proof
 from .source import McpSource
 
 __all__ = ["run_smoke", "write_proof"]
 
-KINDS = ("stdio", "http", "sse")
 UTILITY_SUFFIXES = ("resources_list", "resource_read", "prompts_list", "prompt_get")
-TITLES = {"stdio": "Stdio Fixture", "sse": "SSE Fixture", "http": "HTTP Fixture"}
 
 
 def run_smoke(kind: str) -> dict[str, Any]:

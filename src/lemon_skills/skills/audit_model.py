@@ -107,10 +107,6 @@ class AuditReport:
         """Findings of severity block."""
         return tuple(f for f in self.findings if f.severity == "block")
 
-    def fingerprints(self) -> frozenset[str]:
-        """The identities of all findings."""
-        return frozenset(f.fingerprint for f in self.findings)
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (file list without contents)."""
         return {

@@ -31,11 +31,6 @@ class Bundle:
     executables: frozenset[str] = frozenset()
     overflow: str | None = None
 
-    @property
-    def total_bytes(self) -> int:
-        """Sum of all file sizes."""
-        return sum(len(b) for b in self.files.values())
-
 
 def collect(root: Path) -> Bundle:
     """Read every file under ``root`` (symlinks recorded, never followed; ``.git`` skipped)."""
