@@ -5,7 +5,10 @@
 For each size a project corpus is made with ``corpus.make_corpus`` (copies of the bench
 skills under new keys), then:
 
-* ``build`` - ``build_index`` over the enabled skills, in memory (median of rounds);
+* ``build`` - ``build_index`` over the enabled skills, in memory, nothing tokenised yet
+  (median of rounds);
+* ``after one edit`` - one SKILL.md changed on disk, then the first ``find_relevant``: the
+  registry notices, the index is rebuilt re-reading only that skill (median of rounds);
 * ``cache load`` - reading that index back from the on-disk cache (what a new process pays);
 * ``query p50 / p95`` - ``lemon_skills.find_relevant`` over every bench query with a warm
   registry and index (what an agent pays per turn), plus the first query that needs the
@@ -24,7 +27,7 @@ from pathlib import Path
 from corpus import bench_dir, make_corpus
 
 import lemon_skills
-from lemon_skills.skills import api, index_cache
+from lemon_skills.skills import api, index, index_cache
 from lemon_skills.skills.evaluation import load_cases
 from lemon_skills.skills.index import build_index, cache_key, dumps, loads
 
@@ -41,6 +44,7 @@ def run(size: int, queries: list[str], rounds: int) -> None:
         entries = view.enabled()
         builds = []
         for _ in range(rounds):
+            index._ANALYSED.clear()
             t = time.perf_counter()
             built = build_index(entries)
             builds.append(time.perf_counter() - t)
@@ -62,12 +66,21 @@ def run(size: int, queries: list[str], rounds: int) -> None:
                 lemon_skills.find_relevant(q, cwd=tmp)
                 times.append(time.perf_counter() - t)
         times.sort()
+        edits = []
+        skill_file = entries[len(entries) // 2].skill_file
+        for i in range(rounds):
+            with skill_file.open("a", encoding="utf-8") as fh:
+                fh.write(f"\nEdited {i}.\n")
+            t = time.perf_counter()
+            lemon_skills.find_relevant("merge two pdf files", cwd=tmp, refresh=True)
+            edits.append(time.perf_counter() - t)
         p50 = statistics.median(times)
         p95 = times[int(len(times) * 0.95)]
         build = _ms(statistics.median(builds))
         print(f"{size:>6} skills  build {build}  cache {len(data) / 1e6:.1f} MB")
         print(f"{'':>14}cache load {_ms(load_s)}  first typo query {_ms(first_typo)}")
         print(f"{'':>14}find_relevant p50 {_ms(p50)}  p95 {_ms(p95)}  ({len(times)} calls)")
+        print(f"{'':>14}first find_relevant after one edit {_ms(statistics.median(edits))}")
 
 
 def main() -> None:

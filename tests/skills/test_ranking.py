@@ -247,3 +247,28 @@ def test_an_ordinary_word_is_not_split_into_lookalike_parts(project, project_ski
     write_skill(project_skills, "load-tests", description="See how servers perform, per route.")
     write_skill(project_skills, "profiling", description="Find why functions perform slowly.")
     assert _keys("form", project) == ["form-builder"]
+
+
+def _scored(index: ranking.Index, queries: tuple[str, ...]) -> list[list[tuple[str, float]]]:
+    return [[(m.entry.key, round(m.score, 9)) for m in ranking.rank(index, q)] for q in queries]
+
+
+def test_rebuilding_after_an_edit_ranks_exactly_like_a_fresh_build(
+    project, project_skills, monkeypatch
+):
+    # Tokenised skills are reused across builds; the reuse must never leak into the scores,
+    # including compound parts added on top of a reused skill's counts.
+    _corpus(project_skills)
+    write_skill(project_skills, "firecrawl", description="Crawl a website and save each web page.")
+    write_skill(project_skills, "fire-drill", description="Plan a fire drill for a site office.")
+    queries = ("crawl web site", "deploy kubernetes", "pdf tables", "fire crawl", "site")
+    entries = api.view(project).enabled()
+    first = _scored(build_index(entries), queries)
+    assert _scored(build_index(entries), queries) == first
+    write_skill(project_skills, "pdf", description="Merge PDF files and crawl their links.")
+    api.refresh()
+    edited = api.view(project).enabled()
+    reused = _scored(build_index(edited), queries)
+    monkeypatch.setattr("lemon_skills.skills.index._ANALYSED", {})
+    assert reused == _scored(build_index(edited), queries)
+    assert reused != first

@@ -157,37 +157,82 @@ def decompound(word: str, lexicon: Mapping[str, str]) -> tuple[str, str] | None:
     return None
 
 
-def _short_counts(value: str, lexicon: dict[str, str]) -> tuple[Counter[str], int, list[str]]:
-    raw = [w for w in text.words(value) if text.is_content(w)]
+def _short_counts(value: str) -> tuple[Counter[str], tuple[str, ...], list[str]]:
+    raw = tuple(w for w in text.words(value) if text.is_content(w))
     terms = [text.stem(w) for w in raw]
     counts: Counter[str] = Counter(terms)
     counts.update(bigrams(terms))
-    for w, t in zip(raw, terms, strict=True):
-        if len(w) >= 3:
-            lexicon.setdefault(w, t)
-    return counts, len(terms), raw
+    return counts, raw, terms
 
 
 FieldCounts = list[tuple[Field, Counter[str], int]]
 
 
-def _analyse(entries: Sequence[Entry]) -> tuple[list[FieldCounts], dict[str, str]]:
-    per_entry: list[FieldCounts] = []
-    short_words: list[list[list[str]]] = []
+@dataclass(frozen=True, slots=True)
+class _Analysed:
+    """One skill tokenised: what does not depend on the other skills (never mutated)."""
+
+    fields: tuple[tuple[Field, Counter[str], int], ...]
+    short_words: tuple[tuple[str, ...], ...]  # content words of name, keywords, description...
+    lexicon: tuple[tuple[str, str], ...]  # (word, term) of the short-field words of 3+ letters
+
+
+def _analyse_entry(entry: Entry) -> _Analysed:
+    fields: list[tuple[Field, Counter[str], int]] = []
+    raw: list[tuple[str, ...]] = []
     lexicon: dict[str, str] = {}
-    for entry in entries:
-        fields: FieldCounts = []
-        raw: list[list[str]] = []
-        for fname, value in entry_fields(entry).items():
-            if fname == "body":
-                counts = text.term_counts(value)
-                fields.append((fname, counts, counts.total()))
-            else:
-                counts, length, words = _short_counts(value, lexicon)
-                fields.append((fname, counts, length))
-                raw.append(words)
-        per_entry.append(fields)
-        short_words.append(raw)
+    for fname, value in entry_fields(entry).items():
+        if fname == "body":
+            counts = text.term_counts(value)
+            fields.append((fname, counts, counts.total()))
+        else:
+            counts, words, terms = _short_counts(value)
+            fields.append((fname, counts, len(terms)))
+            raw.append(words)
+            lexicon.update((w, t) for w, t in zip(words, terms, strict=True) if len(w) >= 3)
+    return _Analysed(fields=tuple(fields), short_words=tuple(raw), lexicon=tuple(lexicon.items()))
+
+
+#: Tokenised skills by content stamp, so a rebuild after one edit re-reads one skill: the
+#: corpus-wide steps (compounds, lengths, IDF) are cheap next to stemming every body.
+_ANALYSED: dict[tuple[object, ...], _Analysed] = {}
+
+
+def _stamp(entry: Entry) -> tuple[object, ...]:
+    if entry.file_sig is not None:
+        return (entry.key, entry.source, str(entry.path), entry.file_sig)
+    digest = hashlib.sha256(f"{entry.manifest!r}{entry.body}".encode()).hexdigest()
+    return (entry.key, entry.source, entry.name, entry.description, digest)
+
+
+def _analysed(entries: Sequence[Entry]) -> list[_Analysed]:
+    memo = _ANALYSED
+    stamps = [_stamp(e) for e in entries]
+    out = []
+    for entry, stamp in zip(entries, stamps, strict=True):
+        a = memo.get(stamp)
+        if a is None:
+            a = memo[stamp] = _analyse_entry(entry)
+        out.append(a)
+    if len(memo) > 2 * len(entries) + 1_000:
+        # Keep the current skills; older versions of edited ones are not asked for again.
+        keep = {s: memo[s] for s in stamps if s in memo}
+        memo.clear()
+        memo.update(keep)
+    return out
+
+
+def _analyse(entries: Sequence[Entry]) -> tuple[list[FieldCounts], dict[str, str]]:
+    analysed = _analysed(entries)
+    lexicon: dict[str, str] = {}
+    per_entry: list[FieldCounts] = []
+    short_words: list[tuple[tuple[str, ...], ...]] = []
+    for a in analysed:
+        # Short-field counts gain compound parts below, so they are copied; bodies are shared.
+        *short, body = a.fields
+        per_entry.append([*((f, Counter(c), n) for f, c, n in short), body])
+        short_words.append(a.short_words)
+        lexicon.update(a.lexicon)
     # Compound key words ("firecrawl", "hackernews") also count as their parts.
     for entry, fields in zip(entries, per_entry, strict=True):
         parts = [p for w in text.key_words(entry.key) if (p := decompound(w, lexicon))]
@@ -197,7 +242,9 @@ def _analyse(entries: Sequence[Entry]) -> tuple[list[FieldCounts], dict[str, str
 
 
 def _split_compounds(
-    per_entry: list[FieldCounts], short_words: list[list[list[str]]], lexicon: Mapping[str, str]
+    per_entry: list[FieldCounts],
+    short_words: Sequence[Sequence[Sequence[str]]],
+    lexicon: Mapping[str, str],
 ) -> None:
     """Let compounds in keywords, descriptions and headings ("website", "codebase") also
     count as their parts, so "site" meets "website". Only a compound that fewer skills state
