@@ -211,6 +211,7 @@ def test_reviewer_and_delegate_see_the_same_redacted_summary():
     result = run_ask(sampling.sampling_callback("demo", policy), "ping")
     assert not result.is_error
     assert reviewed == delegated
+    assert reviewed[0].server == "demo"
     assert reviewed[0].message_count == 1
     assert reviewed[0].max_tokens == 16
     assert reviewed[0].text_char_count == 4

@@ -60,9 +60,12 @@ class SamplingSummary:
     text_char_count: int
     max_tokens: int | None
     requested_model: str | None
+    #: The configured name of the server asking, so one reviewer can serve several servers.
+    server: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (the ``request`` of rejections and the approval action fields)."""
+        """JSON-ready form (the ``request`` of rejections and the approval action fields;
+        the asking server is named next to it there, not inside)."""
         return {
             "request_hash": self.request_hash,
             "message_count": self.message_count,
@@ -112,8 +115,10 @@ def canonical_json(params: types.CreateMessageRequestParams) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def summarize(params: types.CreateMessageRequestParams) -> SamplingSummary:
-    """Reduce a request to its redacted summary (pure)."""
+def summarize(
+    params: types.CreateMessageRequestParams, *, server: str | None = None
+) -> SamplingSummary:
+    """Reduce a request from ``server`` to its redacted summary (pure)."""
     roles: list[str] = []
     kinds: Counter[str] = Counter()
     chars = 0
@@ -132,6 +137,7 @@ def summarize(params: types.CreateMessageRequestParams) -> SamplingSummary:
         text_char_count=chars,
         max_tokens=params.max_tokens,
         requested_model=_requested_model(params),
+        server=server,
     )
 
 
@@ -202,7 +208,7 @@ async def handle(
     store: ApprovalStore | None = None,
 ) -> SamplingResult | types.ErrorData:
     """Apply ``policy`` to one request: limits, review, then the delegate."""
-    summary = summarize(params)
+    summary = summarize(params, server=server)
     try:
         result = await _decide(params, summary, policy, server=server, store=store)
     except SamplingRejected as rejected:
