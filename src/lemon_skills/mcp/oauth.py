@@ -59,6 +59,7 @@ from .oauth_flows import (
     code_result,
     token_problem,
 )
+from .oauth_guard import UrlGuard
 from .oauth_listener import CallbackListener
 
 __all__ = [
@@ -124,6 +125,7 @@ class LemonOAuthProvider(OAuthClientProvider):
         self._code_answer: CodeAnswer | None = None
         self._expected_state = ""
         self._fixed_client = _fixed_client(settings, metadata)
+        self._guard = UrlGuard(url, server=server, trusted=settings.issuer)
 
     def describe(self) -> dict[str, Any]:
         """Token state for status output: never a token, only whether one is held."""
@@ -150,6 +152,8 @@ class LemonOAuthProvider(OAuthClientProvider):
             outgoing = await inner.__anext__()
             refreshed = False
             while True:
+                if outgoing is not request:
+                    await self._guard.check(str(outgoing.url))
                 response = yield outgoing
                 if (
                     outgoing is request
@@ -160,7 +164,9 @@ class LemonOAuthProvider(OAuthClientProvider):
                     # The SDK would rediscover and grant afresh; a refresh token is cheaper
                     # and needs no operator when the flow is interactive.
                     refreshed = True
-                    refresh_response = yield await self._refresh_token()
+                    refresh = await self._refresh_token()
+                    await self._guard.check(str(refresh.url))
+                    refresh_response = yield refresh
                     if await self._handle_refresh_response(refresh_response):
                         self._add_auth_header(request)
                         response = yield request

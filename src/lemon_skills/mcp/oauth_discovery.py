@@ -22,6 +22,8 @@ from mcp.client.auth.utils import (
     issuers_match,
 )
 
+from .oauth_guard import UrlGuard
+
 _PROBE = {"jsonrpc": "2.0", "id": "lemon-auth-probe", "method": "ping"}
 _MCP_ACCEPT = {"accept": "application/json, text/event-stream"}
 
@@ -90,12 +92,13 @@ async def discover(
     """Follow a 401 ``challenge`` to the protected-resource and authorization-server metadata."""
     www = challenge.headers.get("www-authenticate")
     hinted = extract_resource_metadata_from_www_auth(challenge)
+    guard = UrlGuard(url, server=url)
     async with httpx2.AsyncClient(timeout=timeout) as fresh:
         prm_url, prm = await _first_document(
-            fresh, build_protected_resource_metadata_discovery_urls(hinted, url)
+            fresh, guard, build_protected_resource_metadata_discovery_urls(hinted, url)
         )
         servers = _strings(prm.get("authorization_servers")) if prm else ()
-        infos = [await _server_info(fresh, issuer, url) for issuer in servers]
+        infos = [await _server_info(fresh, guard, issuer, url) for issuer in servers]
     resource = prm.get("resource") if prm else None
     return AuthRequirement(
         www_authenticate=www,
@@ -107,12 +110,13 @@ async def discover(
     )
 
 
-async def _server_info(http: httpx2.AsyncClient, issuer: str, url: str) -> AuthorizationServerInfo:
+async def _server_info(
+    http: httpx2.AsyncClient, guard: UrlGuard, issuer: str, url: str
+) -> AuthorizationServerInfo:
     error = None
     for candidate in build_oauth_authorization_server_metadata_discovery_urls(issuer, url):
-        status, doc = await _fetch(http, candidate)
+        error, doc = await _fetch(http, guard, candidate)
         if doc is None:
-            error = f"http_{status}" if status != 200 else "invalid_json"
             continue
         if not isinstance(doc.get("issuer"), str) or not issuers_match(doc["issuer"], issuer):
             return AuthorizationServerInfo(
@@ -123,27 +127,33 @@ async def _server_info(http: httpx2.AsyncClient, issuer: str, url: str) -> Autho
 
 
 async def _first_document(
-    http: httpx2.AsyncClient, urls: list[str]
+    http: httpx2.AsyncClient, guard: UrlGuard, urls: list[str]
 ) -> tuple[str | None, dict[str, Any] | None]:
     for candidate in urls:
-        _, doc = await _fetch(http, candidate)
+        _, doc = await _fetch(http, guard, candidate)
         if doc is not None:
             return candidate, doc
     return None, None
 
 
-async def _fetch(http: httpx2.AsyncClient, url: str) -> tuple[int, dict[str, Any] | None]:
+async def _fetch(
+    http: httpx2.AsyncClient, guard: UrlGuard, url: str
+) -> tuple[str | None, dict[str, Any] | None]:
+    """The JSON object at ``url``, or why there is none (``http_404``, ``refused: ...``)."""
+    refused = await guard.reason(url)
+    if refused is not None:
+        return f"refused: {refused}", None
     try:
         response = await http.send(create_oauth_metadata_request(url))
     except httpx2.HTTPError:
-        return 0, None
+        return "http_0", None
     if response.status_code != 200:
-        return response.status_code, None
+        return f"http_{response.status_code}", None
     try:
         doc = json.loads(response.content)
     except ValueError:
-        return 200, None
-    return 200, doc if isinstance(doc, dict) else None
+        return "invalid_json", None
+    return (None, doc) if isinstance(doc, dict) else ("invalid_json", None)
 
 
 def _strings(value: Any) -> tuple[str, ...]:
