@@ -2,35 +2,32 @@
 
 A cold start then only stats each SKILL.md and skips YAML parsing for unchanged files; bodies
 are read lazily. Records are keyed by the file's (mtime_ns, size, inode) signature, so any edit
-invalidates its record. This is a cache, not state: a missing, stale or corrupt cache file is
-ignored and rewritten, and nothing is lost. ``LEMON_SKILLS_CACHE=0`` turns it off.
+invalidates its record. This is a cache, not state: a missing, stale, foreign or corrupt cache
+file is ignored and rewritten, and nothing is lost. ``LEMON_SKILLS_CACHE=0`` turns it off.
 
-Records are flat lists of the normalised fields only, so loading 10,000 records stays cheap;
-``raw`` and ``metadata`` (rarely needed) are re-read from the SKILL.md on first access.
+The file is JSON, not pickle or marshal: it is parsed at C speed, and a damaged or hand-edited
+file can only ever be rejected, never run code or crash the reader. Each record is validated
+before it is used, so a well-formed file of the wrong shape is just as harmless.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .. import _fs
-from ..errors import ManifestError
 from ..paths import agent_dir
+from . import compact
 from .discovery import Candidate, Loaded
-from .manifest import Manifest, Requires, parse_skill
-from .model import Diagnostic, Entry, ManifestRef
-
-logger = logging.getLogger(__name__)
+from .model import Diagnostic, Entry
 
 #: Bump whenever parsing, normalisation or the record layout changes.
 PARSER_VERSION = 3
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 Record = list[Any]
 
@@ -52,185 +49,118 @@ def load(search_dir: Path) -> dict[str, Record]:
     path = cache_path(search_dir)
     try:
         data = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
-        logger.debug("ignoring unreadable skills cache %s", path)
+    except (OSError, ValueError):  # missing, unreadable, truncated or not JSON
         return {}
     if (
         not isinstance(data, dict)
         or data.get("version") != FORMAT_VERSION
         or data.get("parser") != PARSER_VERSION
         or data.get("dir") != str(search_dir)
-        or not isinstance(data.get("entries"), dict)
+        or not isinstance(data.get("skills"), list)
     ):
         return {}
-    return data["entries"]  # type: ignore[no-any-return]
+    try:
+        return {r[0]: r for r in data["skills"] if isinstance(r, list) and isinstance(r[0], str)}
+    except IndexError:
+        return {}
 
 
-def save(search_dir: Path, records: Mapping[str, Record]) -> None:
+def save(search_dir: Path, records: Sequence[Record]) -> None:
     """Write the cache of one search dir; failures are logged and ignored."""
     data = {
         "version": FORMAT_VERSION,
         "parser": PARSER_VERSION,
         "dir": str(search_dir),
-        "entries": dict(records),
+        "skills": list(records),
     }
     try:
         _fs.write_text_atomic(cache_path(search_dir), json.dumps(data, ensure_ascii=False))
     except OSError as exc:
-        logger.debug("cannot write skills cache for %s: %s", search_dir, exc)
+        import logging  # only on this rare path: logging costs start-up time
+
+        logging.getLogger(__name__).debug("cannot write skills cache %s: %s", search_dir, exc)
 
 
-# Record layout: [sig, diagnostics, manifest]; manifest is None for a file that failed to load,
-# False when it cannot be cached, else the _SCALARS values followed by the requires lists.
-_SCALARS = (
-    "name",
-    "description",
-    "version",
-    "author",
-    "license",
-    "compatibility",
-    "tags",
-    "keywords",
-    "category",
-    "platforms",
-    "allowed_tools",
-    "disable_model_invocation",
-    "format",
-)
-_REQUIRES = ("bins", "any_bins", "env", "config", "mcp")
-_LISTING = tuple(
-    (f, _SCALARS.index(f)) for f in ("version", "tags", "keywords", "category", "platforms")
-)
+# Record layout, one JSON array per SKILL.md:
+#   [key, mtime_ns, size, inode, diagnostics]                                  failed to load
+#   [key, mtime_ns, size, inode, diagnostics, name, description, fields]       loaded
+# diagnostics is a list of [reason, code, level]; fields is ``compact.compact`` of the manifest,
+# an empty object for almost every skill. Flat arrays keep parsing 10,000 records cheap.
+_LEVELS = ("error", "warning", "info")
 
 
-def encode(loaded: Loaded, sig: tuple[int, int, int]) -> Record:
-    """A JSON-safe record of one load outcome (no manifest part when it is not JSON-safe)."""
-    diags = [[d.reason, d.code, d.level] for d in loaded.diagnostics]
-    if loaded.entry is None:
-        return [list(sig), diags, None]
-    m = loaded.entry.manifest
-    values = [list(v) if isinstance(v, tuple) else v for v in (getattr(m, f) for f in _SCALARS)]
-    values.extend(list(getattr(m.requires, r)) for r in _REQUIRES)
-    return [list(sig), diags, values]
+def encode(loaded: Loaded, cand: Candidate) -> Record:
+    """A JSON-safe record of one load outcome."""
+    mtime, size, ino = cand.sig
+    record: Record = [
+        cand.key,
+        mtime,
+        size,
+        ino,
+        [[d.reason, d.code, d.level] for d in loaded.diagnostics],
+    ]
+    e = loaded.entry
+    if e is not None:
+        record += [e.name, e.description, e.compact_manifest()]
+    return record
 
 
 def is_current(record: Record | None, cand: Candidate) -> bool:
     """True when ``record`` was made from the file as it is now."""
-    return record is not None and record[0] == list(cand.sig)
+    if record is None:
+        return False
+    try:
+        return (record[1], record[2], record[3]) == cand.sig
+    except (IndexError, TypeError):
+        return False
 
 
 def decode(record: Record, cand: Candidate) -> Loaded | None:
     """Rebuild a load outcome for ``cand`` from its record, or None when it does not apply."""
-    if not is_current(record, cand) or record[2] is False:
+    if not is_current(record, cand) or len(record) not in (5, 8):
         return None
-    try:
-        diags = tuple(
-            Diagnostic(path=cand.path / "SKILL.md", reason=r, code=c, level=lvl, key=cand.key)
-            for r, c, lvl in record[1]
-        )
-        values = record[2]
-        if values is None:
-            return Loaded(None, diags)
-        if len(values) != len(_SCALARS) + len(_REQUIRES):
-            return None
-        name, description = values[0], values[1]
-        if not isinstance(description, str) or not isinstance(name, str | None):
-            return None
-    except (IndexError, TypeError, ValueError):
+    diags = _diagnostics(record[4], cand)
+    if diags is None:
+        return None
+    if len(record) == 5:
+        return Loaded(None, diags)
+    name, description, fields = record[5], record[6], record[7]
+    if (
+        not isinstance(name, str)
+        or not isinstance(description, str)
+        or not (fields == {} or compact.is_valid(fields))
+    ):
         return None
     entry = Entry(
         key=cand.key,
-        name=name or cand.key,
+        name=name,
         description=description,
         source=cand.source,
         path=cand.path,
         search_dir=cand.search_dir,
         real_path=cand.real,
         file_sig=cand.sig,
-        # Most listings never look at the rest of the manifest: build it on first use.
-        manifest_ref=ManifestRef(
-            build=lambda: _manifest_or_parse(values, cand.path),
-            listing={f: values[i] for f, i in _LISTING},
-        ),
+        fields=fields,
     )
     return Loaded(entry, diags)
 
 
-def _manifest_or_parse(values: list[Any], skill_dir: Path) -> Manifest:
-    try:
-        return _manifest(values, skill_dir)
-    except (TypeError, ValueError):  # a damaged record: the file itself is the truth
-        return _Frontmatter(skill_dir).manifest()
-
-
-def _manifest(values: list[Any], skill_dir: Path) -> Manifest:
-    n = len(_SCALARS)
-    kwargs: dict[str, Any] = {
-        f: tuple(v) if isinstance(v, list) else v for f, v in zip(_SCALARS, values, strict=False)
-    }
-    requires = Requires(**{r: tuple(v) for r, v in zip(_REQUIRES, values[n:], strict=True)})
-    frontmatter = _Frontmatter(skill_dir)
-    return Manifest(
-        requires=requires,
-        raw=LazyMap(frontmatter.raw),
-        metadata=LazyMap(frontmatter.metadata),
-        **kwargs,
-    )
-
-
-class _Frontmatter:
-    """Re-parses one SKILL.md's frontmatter on demand (shared by raw and metadata)."""
-
-    __slots__ = ("_dir", "_manifest")
-
-    def __init__(self, skill_dir: Path) -> None:
-        self._dir = skill_dir
-        self._manifest: Manifest | None = None
-
-    def _get(self) -> Manifest:
-        if self._manifest is None:
-            try:
-                text = (self._dir / "SKILL.md").read_text(encoding="utf-8")
-                self._manifest = parse_skill(text).manifest
-            except (OSError, UnicodeDecodeError, ManifestError):
-                self._manifest = Manifest()
-        return self._manifest
-
-    def manifest(self) -> Manifest:
-        return self._get()
-
-    def raw(self) -> dict[str, Any]:
-        return dict(self._get().raw)
-
-    def metadata(self) -> dict[str, Any]:
-        return dict(self._get().metadata)
-
-
-class LazyMap(Mapping[str, Any]):
-    """A read-only mapping computed on first access (raw frontmatter from the cache)."""
-
-    __slots__ = ("_load", "_data")
-
-    def __init__(self, load: Callable[[], dict[str, Any]]) -> None:
-        self._load: Callable[[], dict[str, Any]] | None = load
-        self._data: dict[str, Any] | None = None
-
-    def _get(self) -> dict[str, Any]:
-        if self._data is None:
-            assert self._load is not None
-            self._data, self._load = self._load(), None
-        return self._data
-
-    def __getitem__(self, key: str) -> Any:
-        return self._get()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._get())
-
-    def __len__(self) -> int:
-        return len(self._get())
-
-    def __repr__(self) -> str:
-        return repr(self._get())
+def _diagnostics(raw: object, cand: Candidate) -> tuple[Diagnostic, ...] | None:
+    if not raw:
+        return () if raw == [] else None
+    if not isinstance(raw, list):
+        return None
+    out = []
+    skill_file = Path(cand.path, "SKILL.md")
+    for item in raw:
+        if not (
+            isinstance(item, list)
+            and len(item) == 3
+            and isinstance(item[0], str)
+            and isinstance(item[1], str)
+            and item[2] in _LEVELS
+        ):
+            return None
+        reason, code, level = item
+        out.append(Diagnostic(path=skill_file, reason=reason, code=code, level=level, key=cand.key))
+    return tuple(out)

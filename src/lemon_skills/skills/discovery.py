@@ -28,7 +28,8 @@ class Candidate:
     """A directory that holds a SKILL.md, before it is parsed."""
 
     key: str
-    path: Path
+    #: The skill dir; a plain string when discovery made it (see ``scan_dir``).
+    path: str | Path
     search_dir: Path
     source: Source
     sig: FileSig
@@ -65,15 +66,18 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
     """List the skill directories directly under ``search_dir`` in key order."""
     scan = Scan() if into is None else into
     try:
-        children = sorted(os.scandir(search_dir), key=lambda d: d.name)
+        children = sorted(os.scandir(search_dir), key=_name)
     except FileNotFoundError:
         return scan
     except OSError as exc:
         scan.diagnostics.append(_diag(search_dir, f"cannot list: {exc.strerror}", "unreadable"))
         return scan
-    real_dir = os.path.realpath(search_dir)
+    # Plain strings on this path: it runs once per skill on every cold start.
+    real_dir = os.path.join(os.path.realpath(search_dir), "")
+    candidates, watched = scan.candidates, scan.watched
     for child in children:
-        if is_transient_name(child.name):
+        name = child.name
+        if is_transient_name(name):
             continue
         try:
             is_dir = child.is_dir()  # follows symlinks: the npm `skills` CLI installs by symlink
@@ -82,24 +86,23 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
         if not is_dir:
             if child.is_symlink() and not os.path.exists(child.path):
                 reason = "broken symlink"
-                scan.diagnostics.append(_diag(child.path, reason, "broken_symlink", key=child.name))
+                scan.diagnostics.append(_diag(child.path, reason, "broken_symlink", key=name))
             continue
         skill_file = child.path + "/" + SKILL_FILE
         sig = file_sig(skill_file)
         if sig is not None:
-            real = (
-                os.path.realpath(child.path)
-                if child.is_symlink()
-                else os.path.join(real_dir, child.name)
-            )
-            path = search_dir / child.name
-            scan.candidates.append(Candidate(child.name, path, search_dir, source, sig, real))
-            scan.watched[skill_file] = sig
+            real = os.path.realpath(child.path) if child.is_symlink() else real_dir + name
+            candidates.append(Candidate(name, child.path, search_dir, source, sig, real))
+            watched[skill_file] = sig
         else:
             # An empty dir may receive its SKILL.md later; its own mtime will tell.
-            scan.watched[child.path] = file_sig(child.path)
-            scan.diagnostics.extend(_explain_missing(Path(child.path), child.name))
+            watched[child.path] = file_sig(child.path)
+            scan.diagnostics.extend(_explain_missing(Path(child.path), name))
     return scan
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def _explain_missing(path: Path, key: str) -> list[Diagnostic]:
@@ -112,7 +115,7 @@ def _explain_missing(path: Path, key: str) -> list[Diagnostic]:
 
 def load_candidate(candidate: Candidate) -> Loaded:
     """Read and parse one SKILL.md; never raises."""
-    skill_file = candidate.path / SKILL_FILE
+    skill_file = Path(candidate.path, SKILL_FILE)
     key = candidate.key
     if candidate.sig[1] > MAX_SKILL_BYTES:
         reason = f"SKILL.md is {candidate.sig[1]} bytes, over the {MAX_SKILL_BYTES}-byte limit"
