@@ -23,7 +23,7 @@ from .. import _fs
 from ..paths import agent_dir
 from . import compact
 from .discovery import Candidate, Loaded
-from .model import Diagnostic, Entry
+from .model import Diagnostic, cached_entry
 
 #: Bump whenever parsing, normalisation or the record layout changes.
 PARSER_VERSION = 3
@@ -117,30 +117,36 @@ def is_current(record: Record | None, cand: Candidate) -> bool:
 
 def decode(record: Record, cand: Candidate) -> Loaded | None:
     """Rebuild a load outcome for ``cand`` from its record, or None when it does not apply."""
-    if not is_current(record, cand) or len(record) not in (5, 8):
+    # Runs once per skill on every cold start: plain indexing, every check inline.
+    try:
+        sig = cand.sig
+        if record[1] != sig[0] or record[2] != sig[1] or record[3] != sig[2]:
+            return None
+        raw_diags = record[4]
+        diags = () if raw_diags == [] else _diagnostics(raw_diags, cand)
+        if diags is None:
+            return None
+        if len(record) == 5:
+            return Loaded(None, diags)
+        _, _, _, _, _, name, description, fields = record
+    except (IndexError, TypeError, ValueError):
         return None
-    diags = _diagnostics(record[4], cand)
-    if diags is None:
-        return None
-    if len(record) == 5:
-        return Loaded(None, diags)
-    name, description, fields = record[5], record[6], record[7]
     if (
-        not isinstance(name, str)
-        or not isinstance(description, str)
+        type(name) is not str
+        or type(description) is not str
         or not (fields == {} or compact.is_valid(fields))
     ):
         return None
-    entry = Entry(
-        key=cand.key,
-        name=name,
-        description=description,
-        source=cand.source,
-        path=cand.path,
-        search_dir=cand.search_dir,
-        real_path=cand.real,
-        file_sig=cand.sig,
-        fields=fields,
+    entry = cached_entry(
+        cand.key,
+        name,
+        description,
+        cand.source,
+        str(cand.path),
+        cand.search_dir,
+        cand.real,
+        sig,
+        fields,
     )
     return Loaded(entry, diags)
 

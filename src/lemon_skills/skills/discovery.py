@@ -89,8 +89,12 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
                 scan.diagnostics.append(_diag(child.path, reason, "broken_symlink", key=name))
             continue
         skill_file = child.path + "/" + SKILL_FILE
-        sig = file_sig(skill_file)
-        if sig is not None:
+        try:
+            st = os.stat(skill_file)
+        except OSError:
+            st = None
+        if st is not None:
+            sig = (st.st_mtime_ns, st.st_size, st.st_ino)
             real = os.path.realpath(child.path) if child.is_symlink() else real_dir + name
             candidates.append(Candidate(name, child.path, search_dir, source, sig, real))
             watched[skill_file] = sig

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .compact import compact, expand, listing
 from .manifest import Manifest, split_frontmatter
 
 Source = Literal["project", "global"]
@@ -106,8 +107,6 @@ class Entry:
             if self._fields is None:
                 m = Manifest()
             else:
-                from .compact import expand
-
                 m = expand(
                     self._fields, name=self.name, description=self.description, skill_dir=self.path
                 )
@@ -118,8 +117,6 @@ class Entry:
         """The manifest as its non-default fields (the form the manifest cache stores)."""
         if self._fields is not None:
             return dict(self._fields)
-        from .compact import compact
-
         return compact(self.manifest, name=self.name, description=self.description)
 
     @property
@@ -143,8 +140,6 @@ class Entry:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (no body text)."""
         if self._manifest is None and self._fields is not None:
-            from .compact import listing
-
             version, tags, keywords, category, platforms = listing(self._fields)
         else:
             m = self.manifest
@@ -172,6 +167,43 @@ class Entry:
 
 
 _SLOTS: tuple[str, ...] = Entry.__slots__
+
+
+def cached_entry(
+    key: str,
+    name: str,
+    description: str,
+    source: Source,
+    path: str,
+    search_dir: Path,
+    real_path: str,
+    file_sig: tuple[int, int, int],
+    fields: Mapping[str, Any],
+) -> Entry:
+    """An entry loaded from the manifest cache (the manifest in compact form, body unread).
+
+    Equivalent to ``Entry(..., fields=fields)`` at half the cost: the registry makes 10,000
+    of these on a cold start, and keyword-argument parsing was a tenth of that.
+    """
+    e: Entry = _new(Entry)
+    _set(e, "key", key)
+    _set(e, "name", name)
+    _set(e, "description", description)
+    _set(e, "source", source)
+    _set(e, "enabled", True)
+    _set(e, "search_dir", search_dir)
+    _set(e, "real_path", real_path)
+    _set(e, "file_sig", file_sig)
+    _set(e, "_path", path)
+    _set(e, "_path_obj", None)
+    _set(e, "_body", None)
+    _set(e, "_manifest", None)
+    _set(e, "_fields", fields)
+    return e
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
