@@ -55,7 +55,8 @@ def emit_json(data: Any) -> None:
     if sys.stdout.isatty():
         click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
-        click.echo(json.dumps(data, default=str))
+        # Command output is built fresh from records, never cyclic: skip the cycle check.
+        click.echo(json.dumps(data, default=str, check_circular=False))
 
 
 class _Record(Protocol):
@@ -71,8 +72,12 @@ def emit_json_records(records: Iterable[_Record], extra: dict[str, Any] | None =
     from .._gc import gc_paused
 
     with gc_paused():
-        items = [r.to_dict() for r in records]
-        emit_json(items if extra is None else {"skills": items, **extra})
+        _emit_records(records, extra)  # the dicts are gone before the collector runs again
+
+
+def _emit_records(records: Iterable[_Record], extra: dict[str, Any] | None) -> None:
+    items = [r.to_dict() for r in records]
+    emit_json(items if extra is None else {"skills": items, **extra})
 
 
 def colour(text: str, state: str | None = None, **style: Any) -> str:

@@ -12,9 +12,9 @@ before it is used, so a well-formed file of the wrong shape is just as harmless.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,8 +40,10 @@ def enabled(env: Mapping[str, str] | None = None) -> bool:
 
 def cache_path(search_dir: Path) -> Path:
     """Where the cache of one search dir lives (under the agent dir, never in the skills)."""
-    digest = hashlib.sha256(str(search_dir).encode("utf-8")).hexdigest()[:24]
-    return agent_dir() / "cache" / "skills" / f"{digest}.json"
+    # Two checksums rather than a cryptographic hash, which costs more to import than a
+    # cold start spends here. Each file records its dir, so a collision only costs a rebuild.
+    raw = str(search_dir).encode("utf-8", "surrogateescape")
+    return agent_dir() / "cache" / "skills" / f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.json"
 
 
 def load(search_dir: Path) -> dict[str, Record]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import ManifestError
 from ..paths import is_transient_name
@@ -17,15 +19,19 @@ from .manifest import parse_skill
 from .model import Diagnostic, Entry, Source
 
 SKILL_FILE = "SKILL.md"
+_BY_NAME = attrgetter("name")
 #: SKILL.md files larger than this are refused rather than read into every prompt.
 MAX_SKILL_BYTES = 1024 * 1024
 
 FileSig = tuple[int, int, int]
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A directory that holds a SKILL.md, before it is parsed."""
+class Candidate(NamedTuple):
+    """A directory that holds a SKILL.md, before it is parsed.
+
+    A named tuple, not a dataclass: discovery makes one per skill on every cold start, and a
+    tuple is built in a third of the time.
+    """
 
     key: str
     #: The skill dir; a plain string when discovery made it (see ``scan_dir``).
@@ -66,7 +72,7 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
     """List the skill directories directly under ``search_dir`` in key order."""
     scan = Scan() if into is None else into
     try:
-        children = sorted(os.scandir(search_dir), key=_name)
+        children = sorted(os.scandir(search_dir), key=_BY_NAME)
     except FileNotFoundError:
         return scan
     except OSError as exc:
@@ -103,10 +109,6 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
             watched[child.path] = file_sig(child.path)
             scan.diagnostics.extend(_explain_missing(Path(child.path), name))
     return scan
-
-
-def _name(entry: os.DirEntry[str]) -> str:
-    return entry.name
 
 
 def _explain_missing(path: Path, key: str) -> list[Diagnostic]:

@@ -139,8 +139,12 @@ class Entry:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (no body text)."""
-        if self._manifest is None and self._fields is not None:
-            version, tags, keywords, category, platforms = listing(self._fields)
+        fields = self._fields
+        if self._manifest is None and fields is not None:
+            if fields:
+                version, tags, keywords, category, platforms = listing(fields)
+            else:  # nearly every skill: inline, as this runs for each one `skill list` prints
+                version, tags, keywords, category, platforms = None, [], [], None, ["any"]
         else:
             m = self.manifest
             version, category = m.version, m.category

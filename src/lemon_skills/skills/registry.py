@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from .discovery import Candidate, FileSig, Loaded, file_sig, load_candidate, mer
 from .model import Diagnostic, Entry, Source
 
 DEFAULT_STAT_INTERVAL_S = 0.5
+_BY_KEY = attrgetter("key")
 
 
 @dataclass(slots=True)
@@ -221,10 +223,9 @@ class Registry:
             )
             for err in en.errors
         )
-        entries = tuple(
-            e.with_enabled(False) if en.is_disabled(e.key) else e
-            for e in sorted(merged.entries.values(), key=lambda e: e.key)
-        )
+        entries = tuple(sorted(merged.entries.values(), key=_BY_KEY))
+        if en.disabled_global or en.disabled_project:
+            entries = tuple(e.with_enabled(False) if en.is_disabled(e.key) else e for e in entries)
         return View(cwd, entries, {e.key: e for e in entries}, tuple(diags), merged.shadowed, en)
 
 
