@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from lemon_skills.skills.manifest import Manifest
 from lemon_skills.skills.model import Entry
@@ -62,3 +65,14 @@ def test_facade_names_resolve_on_first_use():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "False", "True", "True"]
+
+
+def test_entries_from_the_cache_are_frozen_entries(project, project_skills):
+    write_skill(project_skills, "a", description="Alpha")
+    fresh = Registry().view(project).by_key["a"]
+    cached = Registry().view(project).by_key["a"]
+    assert type(cached) is Entry
+    assert cached == fresh and hash(cached) == hash(fresh)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cached.description = "changed"  # type: ignore[misc]
+    assert cached.description == "Alpha"
