@@ -151,7 +151,7 @@ def test_cache_written_for_another_dir_is_ignored(project, project_skills):
     "damage",
     [
         lambda r: r.__setitem__(6, 42),  # description not a string
-        lambda r: r.__setitem__(5, None),  # name not a string
+        lambda r: r.__setitem__(5, 7),  # name not a string
         lambda r: r.__setitem__(7, {"tags": 5}),  # field of the wrong type
         lambda r: r.__setitem__(7, {"no_such_field": "x"}),
         lambda r: r.__setitem__(7, {"requires": {"bins": "git"}}),

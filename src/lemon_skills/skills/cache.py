@@ -27,7 +27,7 @@ from .model import Diagnostic, cached_entry
 
 #: Bump whenever parsing, normalisation or the record layout changes.
 PARSER_VERSION = 3
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 Record = list[Any]
 
@@ -86,8 +86,9 @@ def save(search_dir: Path, records: Sequence[Record]) -> None:
 # Record layout, one JSON array per SKILL.md:
 #   [key, mtime_ns, size, inode, diagnostics]                                  failed to load
 #   [key, mtime_ns, size, inode, diagnostics, name, description, fields]       loaded
-# diagnostics is a list of [reason, code, level]; fields is ``compact.compact`` of the manifest,
-# an empty object for almost every skill. Flat arrays keep parsing 10,000 records cheap.
+# diagnostics is a list of [reason, code, level]; name is null when it is the key; fields is
+# ``compact.compact`` of the manifest, an empty object for almost every skill. Flat arrays and
+# no repeated text keep parsing 10,000 records cheap.
 _LEVELS = ("error", "warning", "info")
 
 
@@ -103,7 +104,7 @@ def encode(loaded: Loaded, cand: Candidate) -> Record:
     ]
     e = loaded.entry
     if e is not None:
-        record += [e.name, e.description, e.compact_manifest()]
+        record += [None if e.name == e.key else e.name, e.description, e.compact_manifest()]
     return record
 
 
@@ -133,6 +134,8 @@ def decode(record: Record, cand: Candidate) -> Loaded | None:
         _, _, _, _, _, name, description, fields = record
     except (IndexError, TypeError, ValueError):
         return None
+    if name is None:
+        name = cand.key
     if (
         type(name) is not str
         or type(description) is not str

@@ -4,16 +4,21 @@ Almost every real SKILL.md sets nothing beyond ``name`` and ``description``, so 
 form of most skills is an empty mapping: cheap to store, to parse and to keep in memory for
 10,000 skills. The entry's own name and description are the defaults of those two fields.
 ``raw`` and ``metadata`` are not kept; they are re-read from the SKILL.md on first access.
+
+Listing cached skills needs only this module: the parser (``manifest``) is imported when a
+manifest is actually built.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ManifestError
-from .manifest import Manifest, Requires
+
+if TYPE_CHECKING:
+    from .manifest import Manifest
 
 Fields = Mapping[str, Any]
 
@@ -21,7 +26,6 @@ _OPT_STR = ("name", "version", "author", "license", "compatibility", "category")
 _STRS = ("tags", "keywords", "platforms", "allowed_tools")
 _REQUIRES = ("bins", "any_bins", "env", "config", "mcp")
 _FORMATS = ("yaml", "toml", "none")
-_BLANK = Manifest()
 #: Nearly every skill has YAML frontmatter, so the compact form leaves that out too.
 _DEFAULT_FORMAT = "yaml"
 _NO_PLATFORMS = ["any"]
@@ -30,6 +34,9 @@ _NO_PLATFORMS = ["any"]
 def compact(m: Manifest, *, name: str, description: str) -> dict[str, Any]:
     """The JSON-safe fields of ``m`` that differ from the defaults (``name``/``description``
     default to the entry's own)."""
+    from .manifest import Manifest
+
+    blank = Manifest()
     out: dict[str, Any] = {}
     if m.name != name:
         out["name"] = m.name
@@ -37,11 +44,11 @@ def compact(m: Manifest, *, name: str, description: str) -> dict[str, Any]:
         out["description"] = m.description
     for f in _OPT_STR[1:]:
         value = getattr(m, f)
-        if value != getattr(_BLANK, f):
+        if value != getattr(blank, f):
             out[f] = value
     for f in _STRS:
         value = getattr(m, f)
-        if value != getattr(_BLANK, f):
+        if value != getattr(blank, f):
             out[f] = list(value)
     requires = {r: list(v) for r in _REQUIRES if (v := getattr(m.requires, r))}
     if requires:
@@ -97,6 +104,8 @@ def listing(fields: Fields) -> tuple[Any, list[str], list[str], Any, list[str]]:
 
 def expand(fields: Fields, *, name: str, description: str, skill_dir: Path) -> Manifest:
     """The full manifest; ``raw`` and ``metadata`` are read from the SKILL.md when first used."""
+    from .manifest import Manifest, Requires
+
     kwargs: dict[str, Any] = {
         f: tuple(v) if isinstance(v, list) else v
         for f, v in fields.items()
@@ -125,7 +134,7 @@ class _Frontmatter:
 
     def _get(self) -> Manifest:
         if self._manifest is None:
-            from .manifest import parse_skill
+            from .manifest import Manifest, parse_skill
 
             try:
                 text = (self._dir / "SKILL.md").read_text(encoding="utf-8")

@@ -15,7 +15,6 @@ from typing import NamedTuple
 
 from ..errors import ManifestError
 from ..paths import is_transient_name
-from .manifest import parse_skill
 from .model import Diagnostic, Entry, Source
 
 SKILL_FILE = "SKILL.md"
@@ -42,9 +41,11 @@ class Candidate(NamedTuple):
     real: str
 
 
-@dataclass(frozen=True, slots=True)
-class Loaded:
-    """The outcome of loading one candidate: an entry (unless fatal) and its diagnostics."""
+class Loaded(NamedTuple):
+    """The outcome of loading one candidate: an entry (unless fatal) and its diagnostics.
+
+    A named tuple for the same reason as ``Candidate``: one per skill on every cold start.
+    """
 
     entry: Entry | None
     diagnostics: tuple[Diagnostic, ...]
@@ -136,6 +137,8 @@ def load_candidate(candidate: Candidate) -> Loaded:
     except UnicodeDecodeError as exc:
         reason = f"not valid UTF-8 (byte {exc.start})"
         return Loaded(None, (_diag(skill_file, reason, "encoding", key=key),))
+    from .manifest import parse_skill  # not at import: a cold start from the cache never parses
+
     try:
         parsed = parse_skill(text, path=skill_file)
     except ManifestError as exc:

@@ -6,16 +6,20 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .compact import compact, expand, listing
-from .manifest import Manifest, split_frontmatter
+
+if TYPE_CHECKING:
+    from .manifest import Manifest
 
 Source = Literal["project", "global"]
 Level = Literal["error", "warning", "info"]
 
 
 def _read_body(path: str) -> str:
+    from .manifest import split_frontmatter  # the parser loads only when a file is parsed
+
     try:
         with open(f"{path}/SKILL.md", encoding="utf-8") as fh:
             return split_frontmatter(fh.read()).body
@@ -105,6 +109,8 @@ class Entry:
         m = self._manifest
         if m is None:
             if self._fields is None:
+                from .manifest import Manifest
+
                 m = Manifest()
             else:
                 m = expand(
