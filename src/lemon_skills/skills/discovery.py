@@ -42,13 +42,15 @@ class Candidate(NamedTuple):
 
 
 class Loaded(NamedTuple):
-    """The outcome of loading one candidate: an entry (unless fatal) and its diagnostics.
+    """The outcome of loading one candidate: an entry (unless fatal), its diagnostics, and the
+    signature of the file as it was read.
 
     A named tuple for the same reason as ``Candidate``: one per skill on every cold start.
     """
 
     entry: Entry | None
     diagnostics: tuple[Diagnostic, ...]
+    sig: FileSig
 
 
 def file_sig(path: str | Path) -> FileSig | None:
@@ -123,26 +125,25 @@ def _explain_missing(path: Path, key: str) -> list[Diagnostic]:
 def load_candidate(candidate: Candidate) -> Loaded:
     """Read and parse one SKILL.md; never raises."""
     skill_file = Path(candidate.path, SKILL_FILE)
-    key = candidate.key
-    if candidate.sig[1] > MAX_SKILL_BYTES:
-        reason = f"SKILL.md is {candidate.sig[1]} bytes, over the {MAX_SKILL_BYTES}-byte limit"
-        return Loaded(None, (_diag(skill_file, reason, "too_large", key=key),))
+    key, sig = candidate.key, candidate.sig
+    if sig[1] > MAX_SKILL_BYTES:
+        reason = f"SKILL.md is {sig[1]} bytes, over the {MAX_SKILL_BYTES}-byte limit"
+        return Loaded(None, (_diag(skill_file, reason, "too_large", key=key),), sig)
     try:
         raw = skill_file.read_bytes()
         text = raw.decode("utf-8")
     except OSError as exc:
-        return Loaded(
-            None, (_diag(skill_file, f"cannot read: {exc.strerror}", "unreadable", key=key),)
-        )
+        reason = f"cannot read: {exc.strerror}"
+        return Loaded(None, (_diag(skill_file, reason, "unreadable", key=key),), sig)
     except UnicodeDecodeError as exc:
         reason = f"not valid UTF-8 (byte {exc.start})"
-        return Loaded(None, (_diag(skill_file, reason, "encoding", key=key),))
+        return Loaded(None, (_diag(skill_file, reason, "encoding", key=key),), sig)
     from .manifest import parse_skill  # not at import: a cold start from the cache never parses
 
     try:
         parsed = parse_skill(text, path=skill_file)
     except ManifestError as exc:
-        return Loaded(None, (_diag(skill_file, exc.reason, "invalid_frontmatter", key=key),))
+        return Loaded(None, (_diag(skill_file, exc.reason, "invalid_frontmatter", key=key),), sig)
     diags = [
         _diag(skill_file, f"{w.field}: {w.message}", "field", key=key, level="warning")
         for w in parsed.warnings
@@ -170,7 +171,7 @@ def load_candidate(candidate: Candidate) -> Loaded:
         real_path=candidate.real,
         file_sig=candidate.sig,
     )
-    return Loaded(entry, tuple(diags))
+    return Loaded(entry, tuple(diags), sig)
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,7 +72,7 @@ class Registry:
         self._clock = clock
         self._lock = threading.RLock()
         self._scopes: dict[tuple[Source, tuple[Path, ...]], _ScopeState] = {}
-        self._parsed: dict[str, tuple[FileSig, Loaded]] = {}
+        self._parsed: dict[str, Loaded] = {}
         self._disk_read: set[Path] = set()
         self._views: dict[Path | None, tuple[tuple[Any, ...], View]] = {}
         self._generation = 0
@@ -154,10 +154,10 @@ class Registry:
         for cand in scan.candidates:
             skill_file = f"{cand.path}/SKILL.md"
             hit = parsed.get(skill_file)
-            loaded = _reusable(hit[1], cand) if hit is not None and hit[0] == cand.sig else None
+            loaded = _reusable(hit, cand) if hit is not None and hit.sig == cand.sig else None
             if loaded is None:
                 loaded = self._load(cand, disk, dirty)
-                parsed[skill_file] = (cand.sig, loaded)
+                parsed[skill_file] = loaded
             if loaded.diagnostics:
                 scan.diagnostics.extend(loaded.diagnostics)
             if loaded.entry is not None:
@@ -205,7 +205,7 @@ class Registry:
         for cand in candidates:
             hit = self._parsed.get(f"{cand.path}/SKILL.md")
             if hit is not None:
-                records.append(disk_cache.encode(hit[1], cand))
+                records.append(disk_cache.encode(hit, cand))
         disk_cache.save(search_dir, records)
 
     def _build_view(
