@@ -61,7 +61,7 @@ def test_corrupt_cache_is_ignored_and_rewritten(project, project_skills):
     path = cache.cache_path(project_skills)
     path.write_text("{not json", "utf-8")
     assert Registry().view(project).by_key["a"].description == "fine"
-    assert cache.load(project_skills)["a"]
+    assert "a" in cache.load(project_skills)
 
 
 def test_cache_can_be_turned_off(project, project_skills, monkeypatch):
@@ -125,7 +125,7 @@ def test_cache_from_another_format_or_parser_version_is_ignored(
     Registry().view(project)
 
     def lie(data):
-        data["skills"][0][6] = "from an old cache"
+        data["descriptions"][data["keys"].index("a")] = "from an old cache"
 
     _edit_cache(project_skills, lie)
     assert Registry().view(project).by_key["a"].description == "from an old cache"
@@ -141,37 +141,54 @@ def test_cache_written_for_another_dir_is_ignored(project, project_skills):
 
     def other_dir(data):
         data["dir"] = "/somewhere/else"
-        data["skills"][0][6] = "not this dir's"
+        data["descriptions"][0] = "not this dir's"
 
     _edit_cache(project_skills, other_dir)
     assert Registry().view(project).by_key["a"].description == "real"
 
 
+def _set(column, value, key=None):
+    def change(data):
+        if key is None:
+            data[column][data["keys"].index("a")] = value
+        else:
+            data[column][key] = value
+
+    return change
+
+
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda r: r.__setitem__(6, 42),  # description not a string
-        lambda r: r.__setitem__(5, 7),  # name not a string
-        lambda r: r.__setitem__(7, {"tags": 5}),  # field of the wrong type
-        lambda r: r.__setitem__(7, {"no_such_field": "x"}),
-        lambda r: r.__setitem__(7, {"requires": {"bins": "git"}}),
-        lambda r: r.__setitem__(4, [["reason", "code", "loud"]]),  # unknown level
-        lambda r: r.__setitem__(4, "not a list"),
-        lambda r: r.__setitem__(1, "123"),  # signature of the wrong type
-        lambda r: r.pop(),  # wrong length
-        lambda r: r.clear(),
+        _set("descriptions", 42),
+        _set("descriptions", None),  # "failed to load" without the reason
+        _set("names", 7),
+        _set("sigs", "123"),
+        _set("fields", {"tags": 5}, key="a"),
+        _set("fields", ["tags"], key="a"),
+        _set("fields", {"no_such_field": "x"}, key="a"),
+        _set("fields", {"requires": {"bins": "git"}}, key="a"),
+        _set("diagnostics", [["reason", "code", "loud"]], key="a"),
+        _set("diagnostics", "not a list", key="a"),
+        _set("diagnostics", [], key="a"),
+        _set("keys", ["a"]),  # a key that is not a string
+        lambda data: data["names"].pop(),  # columns of different lengths
+        lambda data: data.update(keys={"a": 0}),
+        lambda data: data.update(fields=[]),
+        lambda data: data.pop("descriptions"),
     ],
 )
 def test_damaged_record_is_reparsed_not_trusted(project, project_skills, damage):
     write_skill(project_skills, "a", description="Alpha", extra="tags: [x]")
     write_skill(project_skills, "b", description="Beta")
     Registry().view(project)
-    _edit_cache(project_skills, lambda data: damage(data["skills"][0]))
+    _edit_cache(project_skills, damage)
     v = Registry().view(project)
     assert v.by_key["a"].description == "Alpha"
     assert v.by_key["a"].to_dict()["tags"] == ["x"]
     assert v.by_key["b"].description == "Beta"
     assert [d.code for d in v.diagnostics] == []
+    assert sorted(cache.load(project_skills)) == ["a", "b"]  # and the file was repaired
 
 
 def test_same_size_edit_is_seen_by_the_next_process(project, project_skills):

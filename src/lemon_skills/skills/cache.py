@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from .. import _fs
@@ -27,9 +28,7 @@ from .model import Diagnostic, cached_entry
 
 #: Bump whenever parsing, normalisation or the record layout changes.
 PARSER_VERSION = 3
-FORMAT_VERSION = 5
-
-Record = list[Any]
+FORMAT_VERSION = 6
 
 
 def enabled(env: Mapping[str, str] | None = None) -> bool:
@@ -46,34 +45,29 @@ def cache_path(search_dir: Path) -> Path:
     return agent_dir() / "cache" / "skills" / f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.json"
 
 
-def load(search_dir: Path) -> dict[str, Record]:
-    """The records of ``search_dir`` keyed by skill dir name; empty when unusable."""
-    path = cache_path(search_dir)
+def load(search_dir: Path) -> Records:
+    """The records of ``search_dir``; empty when the file is missing or unusable."""
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(cache_path(search_dir).read_bytes())
     except (OSError, ValueError):  # missing, unreadable, truncated or not JSON
-        return {}
+        return Records()
     if (
         not isinstance(data, dict)
         or data.get("version") != FORMAT_VERSION
         or data.get("parser") != PARSER_VERSION
         or data.get("dir") != str(search_dir)
-        or not isinstance(data.get("skills"), list)
     ):
-        return {}
-    try:
-        return {r[0]: r for r in data["skills"] if isinstance(r, list) and isinstance(r[0], str)}
-    except IndexError:
-        return {}
+        return Records()
+    return Records(data)
 
 
-def save(search_dir: Path, records: Sequence[Record]) -> None:
+def save(search_dir: Path, loaded: Iterable[tuple[Candidate, Loaded]]) -> None:
     """Write the cache of one search dir; failures are logged and ignored."""
-    data = {
+    data: dict[str, Any] = {
         "version": FORMAT_VERSION,
         "parser": PARSER_VERSION,
         "dir": str(search_dir),
-        "skills": list(records),
+        **_columns(loaded),
     }
     try:
         # ASCII with \u escapes: pure-ASCII JSON is read back a third faster than UTF-8.
@@ -84,83 +78,134 @@ def save(search_dir: Path, records: Sequence[Record]) -> None:
         logging.getLogger(__name__).debug("cannot write skills cache %s: %s", search_dir, exc)
 
 
-# Record layout, one JSON array per SKILL.md:
-#   [key, mtime_ns, size, inode, diagnostics]                                  failed to load
-#   [key, mtime_ns, size, inode, diagnostics, name, description, fields]       loaded
-# diagnostics is a list of [reason, code, level]; name is null when it is the key; fields is
-# ``compact.compact`` of the manifest, an empty object for almost every skill. Flat arrays and
-# no repeated text keep parsing 10,000 records cheap.
+# The file holds one column per field, row i describing keys[i]:
+#   keys          skill dir names
+#   sigs          mtime_ns, size, inode of each SKILL.md (three numbers per key)
+#   names         the entry's name, or null when it is the key
+#   descriptions  the description, or null when the file failed to load (no entry)
+#   fields        key -> ``compact.compact`` of the manifest, only for the few that set more
+#   diagnostics   key -> [[reason, code, level], ...], only for keys that have any
+# Columns, not one array per skill: no container per skill to parse, and most skills need
+# nothing beyond their row in four flat lists.
+_COLUMNS = ("keys", "sigs", "names", "descriptions")
 _LEVELS = ("error", "warning", "info")
+_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
 
 
-def encode(loaded: Loaded, cand: Candidate) -> Record:
-    """A JSON-safe record of one load outcome."""
-    mtime, size, ino = cand.sig
-    record: Record = [
-        cand.key,
-        mtime,
-        size,
-        ino,
-        [[d.reason, d.code, d.level] for d in loaded.diagnostics],
-    ]
-    e = loaded.entry
-    if e is not None:
-        record += [None if e.name == e.key else e.name, e.description, e.compact_manifest()]
-    return record
+def _columns(loaded: Iterable[tuple[Candidate, Loaded]]) -> dict[str, Any]:
+    keys: list[str] = []
+    sigs: list[int] = []
+    names: list[str | None] = []
+    descriptions: list[str | None] = []
+    fields: dict[str, dict[str, Any]] = {}
+    diagnostics: dict[str, list[list[str]]] = {}
+    for cand, outcome in loaded:
+        key, e = cand.key, outcome.entry
+        keys.append(key)
+        sigs.extend(cand.sig)
+        names.append(None if e is None or e.name == key else e.name)
+        descriptions.append(None if e is None else e.description)
+        compact_fields = e.compact_manifest() if e is not None else None
+        if compact_fields:
+            fields[key] = compact_fields
+        if outcome.diagnostics:
+            diagnostics[key] = [[d.reason, d.code, d.level] for d in outcome.diagnostics]
+    return {
+        "keys": keys,
+        "sigs": sigs,
+        "names": names,
+        "descriptions": descriptions,
+        "fields": fields,
+        "diagnostics": diagnostics,
+    }
 
 
-def is_current(record: Record | None, cand: Candidate) -> bool:
-    """True when ``record`` was made from the file as it is now."""
-    if record is None:
-        return False
-    try:
-        return (record[1], record[2], record[3]) == cand.sig
-    except (IndexError, TypeError):
-        return False
+class Records:
+    """One search dir's cache file, read: what each skill's last load produced, by key."""
 
+    __slots__ = ("_row", "_sigs", "_names", "_descriptions", "_fields", "_diagnostics")
 
-def decode(record: Record, cand: Candidate) -> Loaded | None:
-    """Rebuild a load outcome for ``cand`` from its record, or None when it does not apply."""
-    # Runs once per skill on every cold start: plain indexing, every check inline.
-    try:
-        sig = cand.sig
-        if record[1] != sig[0] or record[2] != sig[1] or record[3] != sig[2]:
+    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
+        self._row: dict[str, int] = {}
+        if data is None or not _well_formed(data):
+            return
+        self._sigs: list[Any] = data["sigs"]
+        self._names: list[Any] = data["names"]
+        self._descriptions: list[Any] = data["descriptions"]
+        self._fields: dict[str, Any] = data["fields"]
+        self._diagnostics: dict[str, Any] = data["diagnostics"]
+        self._row = {k: i for i, k in enumerate(data["keys"]) if type(k) is str}
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._row
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def keys(self) -> list[str]:
+        """The skill keys with a record."""
+        return list(self._row)
+
+    def decode(self, cand: Candidate) -> Loaded | None:
+        """The load outcome recorded for ``cand``, or None when there is none for the file as
+        it is now (or the record is damaged)."""
+        # Runs once per skill on every cold start: plain indexing, every check inline.
+        key, sig = cand.key, cand.sig
+        i = self._row.get(key)
+        if i is None:
             return None
-        raw_diags = record[4]
-        diags = () if raw_diags == [] else _diagnostics(raw_diags, cand)
+        sigs, j = self._sigs, 3 * i
+        if sigs[j] != sig[0] or sigs[j + 1] != sig[1] or sigs[j + 2] != sig[2]:
+            return None
+        raw = self._diagnostics.get(key)
+        diags = () if raw is None else _diagnostics(raw, cand)
+        description = self._descriptions[i]
         if diags is None:
             return None
-        if len(record) == 5:
-            return Loaded(None, diags, sig)
-        _, _, _, _, _, name, description, fields = record
-    except (IndexError, TypeError, ValueError):
-        return None
-    if name is None:
-        name = cand.key
-    if (
-        type(name) is not str
-        or type(description) is not str
-        or not (fields == {} or compact.is_valid(fields))
-    ):
-        return None
-    entry = cached_entry(
-        cand.key,
-        name,
-        description,
-        cand.source,
-        str(cand.path),
-        cand.search_dir,
-        cand.real,
-        sig,
-        fields,
+        if description is None:
+            return Loaded(None, diags, sig) if diags else None
+        name = self._names[i]
+        if name is None:
+            name = key
+        fields = self._fields.get(key, _NO_FIELDS)
+        if (
+            type(name) is not str
+            or type(description) is not str
+            or not (fields is _NO_FIELDS or compact.is_valid(fields))
+        ):
+            return None
+        entry = cached_entry(
+            key,
+            name,
+            description,
+            cand.source,
+            str(cand.path),
+            cand.search_dir,
+            cand.real,
+            sig,
+            fields,
+        )
+        return Loaded(entry, diags, sig)
+
+
+def _well_formed(data: Mapping[str, Any]) -> bool:
+    columns = [c for c in (data.get(name) for name in _COLUMNS) if isinstance(c, list)]
+    if len(columns) != len(_COLUMNS):
+        return False
+    keys, sigs, names, descriptions = columns
+    return (
+        len(sigs) == 3 * len(keys)
+        and len(names) == len(descriptions) == len(keys)
+        and isinstance(data.get("fields"), dict)
+        and isinstance(data.get("diagnostics"), dict)
     )
-    return Loaded(entry, diags, sig)
 
 
 def _diagnostics(raw: object, cand: Candidate) -> tuple[Diagnostic, ...] | None:
-    if not raw:
-        return () if raw == [] else None
-    if not isinstance(raw, list):
+    if not isinstance(raw, list) or not raw:
         return None
     out = []
     skill_file = Path(cand.path, "SKILL.md")

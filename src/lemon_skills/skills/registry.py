@@ -147,7 +147,7 @@ class Registry:
         now: float,
     ) -> _ScopeState:
         scan = scan_dirs(dirs, source)
-        disk: dict[Path, dict[str, disk_cache.Record]] | None = {} if disk_cache.enabled() else None
+        disk: dict[Path, disk_cache.Records] | None = {} if disk_cache.enabled() else None
         entries: list[Entry] = []
         dirty: set[Path] = set()
         parsed = self._parsed
@@ -172,7 +172,7 @@ class Registry:
     def _load(
         self,
         cand: Candidate,
-        disk: dict[Path, dict[str, disk_cache.Record]] | None,
+        disk: dict[Path, disk_cache.Records] | None,
         dirty: set[Path],
     ) -> Loaded:
         """Load one candidate from the disk cache or the file (``disk`` None: cache off).
@@ -185,28 +185,30 @@ class Registry:
         if records is None:
             records = self._disk(cand.search_dir)
             disk[cand.search_dir] = records
-        record = records.get(cand.key)
-        loaded = disk_cache.decode(record, cand) if record is not None else None
+        loaded = records.decode(cand)
         if loaded is None:
             loaded = load_candidate(cand)
             dirty.add(cand.search_dir)
         return loaded
 
-    def _disk(self, search_dir: Path) -> dict[str, disk_cache.Record]:
+    def _disk(self, search_dir: Path) -> disk_cache.Records:
         # Once a dir's cache has been read, everything it held is in memory: a skill added
         # later is not in it, and re-reading a large cache costs more than parsing one file.
         if search_dir in self._disk_read:
-            return {}
+            return disk_cache.Records()
         self._disk_read.add(search_dir)
         return disk_cache.load(search_dir)
 
     def _save_disk(self, search_dir: Path, candidates: list[Candidate]) -> None:
-        records: list[disk_cache.Record] = []
-        for cand in candidates:
-            hit = self._parsed.get(f"{cand.path}/SKILL.md")
-            if hit is not None:
-                records.append(disk_cache.encode(hit, cand))
-        disk_cache.save(search_dir, records)
+        parsed = self._parsed
+        disk_cache.save(
+            search_dir,
+            [
+                (cand, hit)
+                for cand in candidates
+                if (hit := parsed.get(f"{cand.path}/SKILL.md")) is not None
+            ],
+        )
 
     def _build_view(
         self, cwd: Path | None, g: _ScopeState, p: _ScopeState | None, en: enablement.Enablement
