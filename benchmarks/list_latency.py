@@ -1,10 +1,23 @@
-"""Cold and warm ``list()`` against the cost of reading every SKILL.md once.
+"""Cold and warm skill listing against the cost of reading every SKILL.md once.
 
-    python benchmarks/list_latency.py [--counts 1000 10000]
+    python benchmarks/list_latency.py [--counts 1000 10000] [--runs 5]
 
-Cold = a fresh registry (files already in the page cache, as on a second agent start); warm =
-the same registry again with nothing changed. ``read-all`` = open and read each SKILL.md once,
-the floor any loader pays. The CLI figure is a whole ``lemon skill list --json`` process.
+The design target: a cold ``lemon skill list`` at 10,000 skills within 2x of reading every
+SKILL.md once. "Cold" is a new process with the files in the page cache and the manifest cache
+already written by an earlier run (the second agent start).
+
+Figures, each the median of ``--runs`` runs:
+
+* ``read-all``: open and read each SKILL.md once in this process, the floor any loader pays.
+* ``read-all proc``: the same as a whole process, ``python -c`` with a loop over the files,
+  and ``cat`` of every file. A CLI run is a process too, so these are its honest floor.
+* ``no cache``: a fresh registry with ``LEMON_SKILLS_CACHE=0`` (parses every file: the first
+  ever start).
+* ``cold``: a fresh registry in this process, manifest cache present.
+* ``warm``: the same registry again with nothing changed.
+* ``CLI``: wall time of a whole ``lemon skill list --json`` process, manifest cache present.
+
+Ratios: ``cold/read-all`` (in process) and ``CLI/read-all proc`` (process against process).
 """
 
 from __future__ import annotations
@@ -16,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -24,14 +38,22 @@ from corpus import make_corpus  # noqa: E402
 
 from lemon_skills.skills.registry import Registry  # noqa: E402
 
+READ_ALL_PY = """
+import os, sys
+for d in os.scandir(sys.argv[1]):
+    with open(os.path.join(d.path, "SKILL.md"), "rb") as fh:
+        fh.read()
+"""
 
-def timed(fn, repeat: int) -> list[float]:
+
+def median_s(fn: Callable[[], object], runs: int) -> float:
+    """Median wall time of ``runs`` calls of ``fn``, in seconds."""
     out = []
-    for _ in range(repeat):
+    for _ in range(runs):
         t = time.perf_counter()
         fn()
         out.append(time.perf_counter() - t)
-    return out
+    return statistics.median(out)
 
 
 def read_all(skill_dir: Path) -> None:
@@ -40,56 +62,67 @@ def read_all(skill_dir: Path) -> None:
             fh.read()
 
 
-def bench(count: int, root: Path) -> dict[str, float]:
+def run(cmd: list[str], env: dict[str, str]) -> None:
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def bench(count: int, root: Path, runs: int, env: dict[str, str]) -> dict[str, float]:
     project = root / f"p{count}"
     skill_dir = make_corpus(project, count)
+    files = sorted(os.path.join(d.path, "SKILL.md") for d in os.scandir(skill_dir))
     read_all(skill_dir)  # warm the page cache
-    read = statistics.median(timed(lambda: read_all(skill_dir), 5))
+    r: dict[str, float] = {}
+    r["read_all"] = median_s(lambda: read_all(skill_dir), runs)
+    py_read = [sys.executable, "-c", READ_ALL_PY, str(skill_dir)]
+    r["read_all_py"] = median_s(lambda: run(py_read, env), runs)
+    r["cat"] = median_s(lambda: run(["cat", *files], env), runs)
     os.environ["LEMON_SKILLS_CACHE"] = "0"
-    first = statistics.median(timed(lambda: Registry().view(project), 3))
+    r["no_cache"] = median_s(lambda: Registry().view(project), min(runs, 3))
     os.environ["LEMON_SKILLS_CACHE"] = "1"
     Registry().view(project)  # writes the manifest cache
-    cold = statistics.median(timed(lambda: Registry().view(project), 5))
+    r["cold"] = median_s(lambda: Registry().view(project), runs)
     reg = Registry(stat_interval=0.5)
     reg.view(project)
-    warm = statistics.median(timed(lambda: reg.view(project), 200))
-    env = dict(os.environ)
-    cmd = [sys.executable, "-m", "lemon_skills", "skill", "list", "--json", "--cwd", str(project)]
+    r["warm"] = median_s(lambda: reg.view(project), 200)
+    cli = [sys.executable, "-m", "lemon_skills", "skill", "list", "--json", "--cwd", str(project)]
+    run(cli, env)  # a first run writes bytecode, as installing the package does
+    r["cli"] = median_s(lambda: run(cli, env), runs)
+    r["python"] = median_s(lambda: run([sys.executable, "-c", "pass"], env), runs)
+    return r
 
-    def cli() -> None:
-        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
 
-    cli_s = statistics.median(timed(cli, 3))
-    bare = statistics.median(
-        timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), 3)
+def report(count: int, r: dict[str, float]) -> str:
+    ms = {k: v * 1e3 for k, v in r.items()}
+    return (
+        f"{count:>6} skills\n"
+        f"  read-all in process     {ms['read_all']:8.1f} ms\n"
+        f"  read-all proc (python)  {ms['read_all_py']:8.1f} ms   (python -c pass "
+        f"{ms['python']:.1f} ms)\n"
+        f"  read-all proc (cat)     {ms['cat']:8.1f} ms\n"
+        f"  no cache (first start)  {ms['no_cache']:8.1f} ms\n"
+        f"  cold in process         {ms['cold']:8.1f} ms   "
+        f"{r['cold'] / r['read_all']:.2f}x read-all\n"
+        f"  warm in process         {ms['warm']:8.3f} ms\n"
+        f"  CLI list --json         {ms['cli']:8.1f} ms   "
+        f"{r['cli'] / r['read_all_py']:.2f}x read-all proc (python), "
+        f"{r['cli'] / r['cat']:.2f}x cat"
     )
-    return {
-        "read_all_ms": read * 1e3,
-        "first_ms": first * 1e3,
-        "cold_ms": cold * 1e3,
-        "warm_ms": warm * 1e3,
-        "cli_ms": cli_s * 1e3,
-        "python_start_ms": bare * 1e3,
-    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--counts", type=int, nargs="+", default=[1000, 10_000])
+    parser.add_argument("--runs", type=int, default=5, help="runs per figure (median)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         # Keep the manifest cache (and everything else) out of the real home directory.
         os.environ["LEMON_AGENT_DIR"] = str(Path(tmp) / "agent")
         os.environ["HOME"] = str(Path(tmp) / "home")
+        env = dict(os.environ)
+        # An installed package has its bytecode; without it every CLI run would time the compiler.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         for count in args.counts:
-            r = bench(count, Path(tmp))
-            print(
-                f"{count:>6} skills: read-all {r['read_all_ms']:.1f} ms | no cache "
-                f"{r['first_ms']:.0f} ms | cold list "
-                f"{r['cold_ms']:.1f} ms ({r['cold_ms'] / r['read_all_ms']:.2f}x) | warm list "
-                f"{r['warm_ms']:.3f} ms | CLI list --json {r['cli_ms']:.0f} ms "
-                f"(python start {r['python_start_ms']:.0f} ms)"
-            )
+            print(report(count, bench(count, Path(tmp), args.runs, env)), flush=True)
 
 
 if __name__ == "__main__":

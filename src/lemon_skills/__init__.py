@@ -14,34 +14,49 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .config import configure
-from .errors import LemonSkillsError, SkillNotFound
-from .skills.api import (
-    diagnostics,
-    disable,
-    enable,
-    find_relevant,
-    get,
-    refresh,
-    render_prompt,
-    status,
-)
-from .skills.api import list_skills as list  # noqa: A001 - the design document's name
-from .skills.model import Diagnostic, Entry
-from .skills.status import SkillStatus
-
 if TYPE_CHECKING:
+    from .config import configure
+    from .errors import LemonSkillsError, SkillNotFound
+    from .skills.api import (
+        diagnostics,
+        disable,
+        enable,
+        find_relevant,
+        get,
+        refresh,
+        render_prompt,
+        status,
+    )
+    from .skills.api import list_skills as list  # noqa: A001 - the design document's name
     from .skills.approval import ApprovalRequest
     from .skills.install_api import install
     from .skills.lifecycle import uninstall, update, verify
+    from .skills.model import Diagnostic, Entry
+    from .skills.status import SkillStatus
 
 __version__ = "0.1.0"
 
-#: Imported on first use: installing pulls in the audit rules and git plumbing, which
-#: commands that only read skills should not pay for at start-up.
+#: name -> "module" or "module:attribute", imported on first use. Nothing is imported with the
+#: package itself, so the CLI and hosts pay only for what they touch (``lemon skill list``
+#: never loads ranking, YAML, the audit rules or the MCP SDK).
 _LAZY = {
     "ApprovalRequest": ".skills.approval",
+    "Diagnostic": ".skills.model",
+    "Entry": ".skills.model",
+    "LemonSkillsError": ".errors",
+    "SkillNotFound": ".errors",
+    "SkillStatus": ".skills.status",
+    "configure": ".config",
+    "diagnostics": ".skills.api",
+    "disable": ".skills.api",
+    "enable": ".skills.api",
+    "find_relevant": ".skills.api",
+    "get": ".skills.api",
     "install": ".skills.install_api",
+    "list": ".skills.api:list_skills",
+    "refresh": ".skills.api",
+    "render_prompt": ".skills.api",
+    "status": ".skills.api",
     "uninstall": ".skills.lifecycle",
     "update": ".skills.lifecycle",
     "verify": ".skills.lifecycle",
@@ -49,10 +64,11 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    target = _LAZY.get(name)
+    if target is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    module, _, attr = target.partition(":")
+    value = getattr(importlib.import_module(module, __name__), attr or name)
     globals()[name] = value
     return value
 

@@ -1,5 +1,5 @@
 """``python -m lemon_skills`` runs the ``lemon`` CLI."""
 
-from .cli import main
+from .cli import run
 
-raise SystemExit(main())
+run()

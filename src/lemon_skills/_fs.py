@@ -11,14 +11,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-
-from filelock import FileLock
 
 from .errors import ConfigError
 
@@ -31,6 +27,8 @@ LOCK_TIMEOUT_S = 30.0
 @contextlib.contextmanager
 def locked(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     """Hold an exclusive inter-process lock associated with ``path``."""
+    from filelock import FileLock  # imported by writers only: reading state needs no lock
+
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(path) + ".lock", timeout=timeout)
     with lock:
@@ -39,6 +37,8 @@ def locked(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
 
 def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` atomically (temp file, fsync, rename, fsync dir)."""
+    import tempfile  # writers only, like filelock: start-up of read-only commands stays lean
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".lemon-tmp", dir=path.parent)
     try:
@@ -148,6 +148,8 @@ def remove_tree(path: Path) -> None:
     if path.is_symlink() or path.is_file():
         path.unlink(missing_ok=True)
     elif path.exists():
+        import shutil
+
         shutil.rmtree(path)
 
 

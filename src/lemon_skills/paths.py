@@ -102,6 +102,8 @@ def resolve_cwd(cwd: PathArg) -> Path:
 
 def is_transient_name(name: str) -> bool:
     """Return True for hidden entries and install staging/backup dirs."""
+    if "." not in name:  # every marker has a dot; discovery asks this for every skill dir
+        return False
     return name.startswith(".") or any(marker in name for marker in STAGING_MARKERS)
 
 

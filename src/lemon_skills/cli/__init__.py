@@ -6,11 +6,10 @@ when invoked, so ``lemon skill find`` never pays for the MCP SDK's import time.
 
 from __future__ import annotations
 
-import platform
+import gc
 import sys
-import traceback
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from typing import NoReturn
 
 import click
 
@@ -65,6 +64,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return rv if isinstance(rv, int) else 0
 
 
+def run() -> NoReturn:
+    """The ``lemon`` executable: ``main()`` on ``sys.argv``, then exit with its code."""
+    code = main()
+    # The process ends here. Freezing the heap spares the interpreter's final collection a
+    # pass over every object a command loaded (10,000 skills: a tenth of `skill list`).
+    gc.freeze()
+    sys.exit(code)
+
+
 def _error(message: str, hint: str | None) -> None:
     click.secho(f"error: {message}", err=True, fg="red")
     if hint:
@@ -72,6 +80,11 @@ def _error(message: str, hint: str | None) -> None:
 
 
 def _write_crash_log() -> str:
+    # Imported here, on the crash path only, to keep every command's start-up lean.
+    import platform
+    import traceback
+    from datetime import UTC, datetime
+
     from .. import __version__
 
     path = agent_dir() / "logs" / "lemon-crash.log"

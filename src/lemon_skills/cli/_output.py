@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import click
 
@@ -48,9 +47,37 @@ def json_option(f: F) -> F:
 
 
 def emit_json(data: Any) -> None:
-    """Print ``data`` as JSON: indented on a terminal, compact (and much faster) in a pipe."""
-    indent = 2 if sys.stdout.isatty() else None
-    click.echo(json.dumps(data, indent=indent, ensure_ascii=False, default=str))
+    """Print ``data`` as JSON: indented on a terminal, compact (and much faster) in a pipe.
+
+    In a pipe non-ASCII text is written as ``\\u`` escapes: the same JSON values for any
+    parser, and pure-ASCII text is written about twice as fast as UTF-8.
+    """
+    if sys.stdout.isatty():
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    else:
+        # Command output is built fresh from records, never cyclic: skip the cycle check.
+        click.echo(json.dumps(data, default=str, check_circular=False))
+
+
+class _Record(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def emit_json_records(records: Iterable[_Record], extra: dict[str, Any] | None = None) -> None:
+    """Print ``[r.to_dict() ...]``, or ``{"skills": [...], **extra}`` when ``extra`` is given.
+
+    Built with the cyclic GC paused: thousands of small acyclic dicts otherwise trigger
+    collections that cost more than building them.
+    """
+    from .._gc import gc_paused
+
+    with gc_paused():
+        _emit_records(records, extra)  # the dicts are gone before the collector runs again
+
+
+def _emit_records(records: Iterable[_Record], extra: dict[str, Any] | None) -> None:
+    items = [r.to_dict() for r in records]
+    emit_json(items if extra is None else {"skills": items, **extra})
 
 
 def colour(text: str, state: str | None = None, **style: Any) -> str:
@@ -65,6 +92,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: b
         return
     plain = [[click.unstyle(c) for c in r] for r in rows]
     widths = [max(len(h), *(len(r[i]) for r in plain)) for i, h in enumerate(headers)]
+    import shutil  # tables only; JSON output never needs it
+
     width = shutil.get_terminal_size((120, 24)).columns
     fixed = sum(widths[:-1]) + 2 * (len(widths) - 1)
     last = max(20, width - fixed) if wrap_last and sys.stdout.isatty() else widths[-1]

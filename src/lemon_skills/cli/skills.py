@@ -6,12 +6,17 @@ from pathlib import Path
 
 import click
 
-from .._gc import gc_paused
-from ..skills import api
-from ..skills.doctor import doctor as run_doctor
-from ..skills.lint import lint_file, skill_files
 from ._lazy import LazyGroup
-from ._output import colour, cwd_option, emit_json, json_option, note, table, warn
+from ._output import (
+    colour,
+    cwd_option,
+    emit_json,
+    emit_json_records,
+    json_option,
+    note,
+    table,
+    warn,
+)
 
 #: ``lemon skill`` subcommands living in their own modules, imported only when used.
 SUBCOMMANDS: dict[str, str] = {
@@ -53,14 +58,15 @@ def skill(ctx: click.Context) -> None:
 )
 def list_cmd(cwd: Path | None = None, as_json: bool = False, show_diags: bool = False) -> None:
     """List every visible skill, disabled ones included."""
-    v = api.view(cwd)
+    # Straight to the registry: the facade module would import ranking for nothing.
+    from ..paths import resolve_cwd
+    from ..skills.registry import default_registry
+
+    v = default_registry().view(resolve_cwd(cwd))
     if as_json:
-        with gc_paused():
-            entries = [e.to_dict() for e in v.entries]
-        if show_diags:
-            emit_json({"skills": entries, "diagnostics": [d.to_dict() for d in v.diagnostics]})
-        else:
-            emit_json(entries)
+        emit_json_records(
+            v.entries, {"diagnostics": [d.to_dict() for d in v.diagnostics]} if show_diags else None
+        )
         return
     rows = [
         [
@@ -89,6 +95,8 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False, show_diags: bool = 
 @json_option
 def show(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
     """Print a skill's SKILL.md (or its metadata with --json)."""
+    from ..skills import api
+
     entry = api.require(key, cwd=cwd)
     if as_json:
         data = entry.to_dict()
@@ -106,6 +114,8 @@ def show(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
 @json_option
 def status(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
     """Show whether a skill is ready: platform, binaries, env vars, config, disabled."""
+    from ..skills import api
+
     st = api.status(key, cwd=cwd)
     if as_json:
         emit_json(st.to_dict())
@@ -122,6 +132,8 @@ def status(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
 
 
 def _toggle(key: str, enabled: bool, cwd: Path | None, project: bool) -> None:
+    from ..skills import api
+
     changed = api.set_enabled(key, enabled, cwd=cwd, scope="project" if project else "global")
     word = "enabled" if enabled else "disabled"
     scope = "project" if project else "global"
@@ -162,6 +174,8 @@ def disable(key: str, cwd: Path | None = None, project: bool = False) -> None:
 @cwd_option
 def refresh(cwd: Path | None = None) -> None:
     """Reload every skill from disk (the registry also notices changes by itself)."""
+    from ..skills import api
+
     api.refresh(cwd=cwd)
     v = api.view(cwd)
     click.echo(f"{len(v.entries)} skills loaded, {len(v.diagnostics)} diagnostics")
@@ -182,6 +196,8 @@ def lint(
     PATHS may be SKILL.md files, skill directories, or directories of skills. Exits 1 when any
     error is found.
     """
+    from ..skills.lint import lint_file, skill_files
+
     base = cwd or Path.cwd()
     reports = [lint_file(p, strict=strict) for p in skill_files(base / p for p in paths)]
     if as_json:
@@ -202,6 +218,8 @@ def lint(
 @json_option
 def doctor(key: str | None = None, cwd: Path | None = None, as_json: bool = False) -> None:
     """Explain why a skill (or every skill) is or is not active."""
+    from ..skills.doctor import doctor as run_doctor
+
     reports = run_doctor(key, cwd=cwd)
     if as_json:
         emit_json([r.to_dict() for r in reports])

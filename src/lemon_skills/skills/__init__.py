@@ -2,20 +2,64 @@
 
 from __future__ import annotations
 
-from .api import (
-    diagnostics,
-    disable,
-    enable,
-    find_relevant,
-    get,
-    list_skills,
-    refresh,
-    render_prompt,
-    status,
-)
-from .manifest import Manifest, Requires
-from .model import Diagnostic, Entry
-from .status import SkillStatus
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import (
+        diagnostics,
+        disable,
+        enable,
+        find_relevant,
+        get,
+        list_skills,
+        refresh,
+        render_prompt,
+        status,
+    )
+    from .manifest import Manifest, Requires
+    from .model import Diagnostic, Entry
+    from .status import SkillStatus
+
+#: name -> module, imported on first use: importing one submodule (the registry, say) must
+#: not drag in every other one through this package.
+_LAZY = {
+    "Diagnostic": ".model",
+    "Entry": ".model",
+    "Manifest": ".manifest",
+    "Requires": ".manifest",
+    "SkillStatus": ".status",
+    **dict.fromkeys(
+        (
+            "diagnostics",
+            "disable",
+            "enable",
+            "find_relevant",
+            "get",
+            "list_skills",
+            "refresh",
+            "render_prompt",
+            "status",
+        ),
+        ".api",
+    ),
+}
+
+# ``status`` names both a submodule and the facade function; the function wins, as it did when
+# this package imported the facade eagerly. Importing the (light) submodule now and dropping the
+# attribute the import system set keeps a later ``import ...skills.status`` from shadowing it.
+importlib.import_module(".status", __name__)
+del globals()["status"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Diagnostic",

@@ -2,37 +2,33 @@
 
 A cold start then only stats each SKILL.md and skips YAML parsing for unchanged files; bodies
 are read lazily. Records are keyed by the file's (mtime_ns, size, inode) signature, so any edit
-invalidates its record. This is a cache, not state: a missing, stale or corrupt cache file is
-ignored and rewritten, and nothing is lost. ``LEMON_SKILLS_CACHE=0`` turns it off.
+invalidates its record. This is a cache, not state: a missing, stale, foreign or corrupt cache
+file is ignored and rewritten, and nothing is lost. ``LEMON_SKILLS_CACHE=0`` turns it off.
 
-Records are flat lists of the normalised fields only, so loading 10,000 records stays cheap;
-``raw`` and ``metadata`` (rarely needed) are re-read from the SKILL.md on first access.
+The file is JSON, not pickle or marshal: it is parsed at C speed, and a damaged or hand-edited
+file can only ever be rejected, never run code or crash the reader. Each record is validated
+before it is used, so a well-formed file of the wrong shape is just as harmless.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
 import os
-from collections.abc import Callable, Iterator, Mapping
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from .. import _fs
-from ..errors import ManifestError
 from ..paths import agent_dir
+from . import compact
 from .discovery import Candidate, Loaded
-from .manifest import Manifest, Requires, parse_skill
-from .model import Diagnostic, Entry, ManifestRef
-
-logger = logging.getLogger(__name__)
+from .model import Diagnostic, cached_entry
 
 #: Bump whenever parsing, normalisation or the record layout changes.
 PARSER_VERSION = 3
-FORMAT_VERSION = 3
-
-Record = list[Any]
+FORMAT_VERSION = 6
 
 
 def enabled(env: Mapping[str, str] | None = None) -> bool:
@@ -43,194 +39,185 @@ def enabled(env: Mapping[str, str] | None = None) -> bool:
 
 def cache_path(search_dir: Path) -> Path:
     """Where the cache of one search dir lives (under the agent dir, never in the skills)."""
-    digest = hashlib.sha256(str(search_dir).encode("utf-8")).hexdigest()[:24]
-    return agent_dir() / "cache" / "skills" / f"{digest}.json"
+    # Two checksums rather than a cryptographic hash, which costs more to import than a
+    # cold start spends here. Each file records its dir, so a collision only costs a rebuild.
+    raw = str(search_dir).encode("utf-8", "surrogateescape")
+    return agent_dir() / "cache" / "skills" / f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.json"
 
 
-def load(search_dir: Path) -> dict[str, Record]:
-    """The records of ``search_dir`` keyed by skill dir name; empty when unusable."""
-    path = cache_path(search_dir)
+def load(search_dir: Path) -> Records:
+    """The records of ``search_dir``; empty when the file is missing or unusable."""
     try:
-        data = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
-        logger.debug("ignoring unreadable skills cache %s", path)
-        return {}
+        data = json.loads(cache_path(search_dir).read_bytes())
+    except (OSError, ValueError):  # missing, unreadable, truncated or not JSON
+        return Records()
     if (
         not isinstance(data, dict)
         or data.get("version") != FORMAT_VERSION
         or data.get("parser") != PARSER_VERSION
         or data.get("dir") != str(search_dir)
-        or not isinstance(data.get("entries"), dict)
     ):
-        return {}
-    return data["entries"]  # type: ignore[no-any-return]
+        return Records()
+    return Records(data)
 
 
-def save(search_dir: Path, records: Mapping[str, Record]) -> None:
+def save(search_dir: Path, loaded: Iterable[tuple[Candidate, Loaded]]) -> None:
     """Write the cache of one search dir; failures are logged and ignored."""
-    data = {
+    data: dict[str, Any] = {
         "version": FORMAT_VERSION,
         "parser": PARSER_VERSION,
         "dir": str(search_dir),
-        "entries": dict(records),
+        **_columns(loaded),
     }
     try:
-        _fs.write_text_atomic(cache_path(search_dir), json.dumps(data, ensure_ascii=False))
+        # ASCII with \u escapes: pure-ASCII JSON is read back a third faster than UTF-8.
+        _fs.write_text_atomic(cache_path(search_dir), json.dumps(data, check_circular=False))
     except OSError as exc:
-        logger.debug("cannot write skills cache for %s: %s", search_dir, exc)
+        import logging  # only on this rare path: logging costs start-up time
+
+        logging.getLogger(__name__).debug("cannot write skills cache %s: %s", search_dir, exc)
 
 
-# Record layout: [sig, diagnostics, manifest]; manifest is None for a file that failed to load,
-# False when it cannot be cached, else the _SCALARS values followed by the requires lists.
-_SCALARS = (
-    "name",
-    "description",
-    "version",
-    "author",
-    "license",
-    "compatibility",
-    "tags",
-    "keywords",
-    "category",
-    "platforms",
-    "allowed_tools",
-    "disable_model_invocation",
-    "format",
-)
-_REQUIRES = ("bins", "any_bins", "env", "config", "mcp")
-_LISTING = tuple(
-    (f, _SCALARS.index(f)) for f in ("version", "tags", "keywords", "category", "platforms")
-)
+# The file holds one column per field, row i describing keys[i]:
+#   keys          skill dir names
+#   sigs          mtime_ns, size, inode of each SKILL.md (three numbers per key)
+#   names         the entry's name, or null when it is the key
+#   descriptions  the description, or null when the file failed to load (no entry)
+#   fields        key -> ``compact.compact`` of the manifest, only for the few that set more
+#   diagnostics   key -> [[reason, code, level], ...], only for keys that have any
+# Columns, not one array per skill: no container per skill to parse, and most skills need
+# nothing beyond their row in four flat lists.
+_COLUMNS = ("keys", "sigs", "names", "descriptions")
+_LEVELS = ("error", "warning", "info")
+_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
 
 
-def encode(loaded: Loaded, sig: tuple[int, int, int]) -> Record:
-    """A JSON-safe record of one load outcome (no manifest part when it is not JSON-safe)."""
-    diags = [[d.reason, d.code, d.level] for d in loaded.diagnostics]
-    if loaded.entry is None:
-        return [list(sig), diags, None]
-    m = loaded.entry.manifest
-    values = [list(v) if isinstance(v, tuple) else v for v in (getattr(m, f) for f in _SCALARS)]
-    values.extend(list(getattr(m.requires, r)) for r in _REQUIRES)
-    return [list(sig), diags, values]
-
-
-def is_current(record: Record | None, cand: Candidate) -> bool:
-    """True when ``record`` was made from the file as it is now."""
-    return record is not None and record[0] == list(cand.sig)
-
-
-def decode(record: Record, cand: Candidate) -> Loaded | None:
-    """Rebuild a load outcome for ``cand`` from its record, or None when it does not apply."""
-    if not is_current(record, cand) or record[2] is False:
-        return None
-    try:
-        diags = tuple(
-            Diagnostic(path=cand.path / "SKILL.md", reason=r, code=c, level=lvl, key=cand.key)
-            for r, c, lvl in record[1]
-        )
-        values = record[2]
-        if values is None:
-            return Loaded(None, diags)
-        if len(values) != len(_SCALARS) + len(_REQUIRES):
-            return None
-        name, description = values[0], values[1]
-        if not isinstance(description, str) or not isinstance(name, str | None):
-            return None
-    except (IndexError, TypeError, ValueError):
-        return None
-    entry = Entry(
-        key=cand.key,
-        name=name or cand.key,
-        description=description,
-        source=cand.source,
-        path=cand.path,
-        search_dir=cand.search_dir,
-        real_path=cand.real,
-        file_sig=cand.sig,
-        # Most listings never look at the rest of the manifest: build it on first use.
-        manifest_ref=ManifestRef(
-            build=lambda: _manifest_or_parse(values, cand.path),
-            listing={f: values[i] for f, i in _LISTING},
-        ),
-    )
-    return Loaded(entry, diags)
-
-
-def _manifest_or_parse(values: list[Any], skill_dir: Path) -> Manifest:
-    try:
-        return _manifest(values, skill_dir)
-    except (TypeError, ValueError):  # a damaged record: the file itself is the truth
-        return _Frontmatter(skill_dir).manifest()
-
-
-def _manifest(values: list[Any], skill_dir: Path) -> Manifest:
-    n = len(_SCALARS)
-    kwargs: dict[str, Any] = {
-        f: tuple(v) if isinstance(v, list) else v for f, v in zip(_SCALARS, values, strict=False)
+def _columns(loaded: Iterable[tuple[Candidate, Loaded]]) -> dict[str, Any]:
+    keys: list[str] = []
+    sigs: list[int] = []
+    names: list[str | None] = []
+    descriptions: list[str | None] = []
+    fields: dict[str, dict[str, Any]] = {}
+    diagnostics: dict[str, list[list[str]]] = {}
+    for cand, outcome in loaded:
+        key, e = cand.key, outcome.entry
+        keys.append(key)
+        sigs.extend(cand.sig)
+        names.append(None if e is None or e.name == key else e.name)
+        descriptions.append(None if e is None else e.description)
+        compact_fields = e.compact_manifest() if e is not None else None
+        if compact_fields:
+            fields[key] = compact_fields
+        if outcome.diagnostics:
+            diagnostics[key] = [[d.reason, d.code, d.level] for d in outcome.diagnostics]
+    return {
+        "keys": keys,
+        "sigs": sigs,
+        "names": names,
+        "descriptions": descriptions,
+        "fields": fields,
+        "diagnostics": diagnostics,
     }
-    requires = Requires(**{r: tuple(v) for r, v in zip(_REQUIRES, values[n:], strict=True)})
-    frontmatter = _Frontmatter(skill_dir)
-    return Manifest(
-        requires=requires,
-        raw=LazyMap(frontmatter.raw),
-        metadata=LazyMap(frontmatter.metadata),
-        **kwargs,
-    )
 
 
-class _Frontmatter:
-    """Re-parses one SKILL.md's frontmatter on demand (shared by raw and metadata)."""
+class Records:
+    """One search dir's cache file, read: what each skill's last load produced, by key."""
 
-    __slots__ = ("_dir", "_manifest")
+    __slots__ = ("_row", "_sigs", "_names", "_descriptions", "_fields", "_diagnostics")
 
-    def __init__(self, skill_dir: Path) -> None:
-        self._dir = skill_dir
-        self._manifest: Manifest | None = None
+    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
+        self._row: dict[str, int] = {}
+        if data is None or not _well_formed(data):
+            return
+        self._sigs: list[Any] = data["sigs"]
+        self._names: list[Any] = data["names"]
+        self._descriptions: list[Any] = data["descriptions"]
+        self._fields: dict[str, Any] = data["fields"]
+        self._diagnostics: dict[str, Any] = data["diagnostics"]
+        self._row = {k: i for i, k in enumerate(data["keys"]) if type(k) is str}
 
-    def _get(self) -> Manifest:
-        if self._manifest is None:
-            try:
-                text = (self._dir / "SKILL.md").read_text(encoding="utf-8")
-                self._manifest = parse_skill(text).manifest
-            except (OSError, UnicodeDecodeError, ManifestError):
-                self._manifest = Manifest()
-        return self._manifest
-
-    def manifest(self) -> Manifest:
-        return self._get()
-
-    def raw(self) -> dict[str, Any]:
-        return dict(self._get().raw)
-
-    def metadata(self) -> dict[str, Any]:
-        return dict(self._get().metadata)
-
-
-class LazyMap(Mapping[str, Any]):
-    """A read-only mapping computed on first access (raw frontmatter from the cache)."""
-
-    __slots__ = ("_load", "_data")
-
-    def __init__(self, load: Callable[[], dict[str, Any]]) -> None:
-        self._load: Callable[[], dict[str, Any]] | None = load
-        self._data: dict[str, Any] | None = None
-
-    def _get(self) -> dict[str, Any]:
-        if self._data is None:
-            assert self._load is not None
-            self._data, self._load = self._load(), None
-        return self._data
-
-    def __getitem__(self, key: str) -> Any:
-        return self._get()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._get())
+    def __contains__(self, key: object) -> bool:
+        return key in self._row
 
     def __len__(self) -> int:
-        return len(self._get())
+        return len(self._row)
 
-    def __repr__(self) -> str:
-        return repr(self._get())
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def keys(self) -> list[str]:
+        """The skill keys with a record."""
+        return list(self._row)
+
+    def decode(self, cand: Candidate) -> Loaded | None:
+        """The load outcome recorded for ``cand``, or None when there is none for the file as
+        it is now (or the record is damaged)."""
+        # Runs once per skill on every cold start: plain indexing, every check inline.
+        key, sig = cand.key, cand.sig
+        i = self._row.get(key)
+        if i is None:
+            return None
+        sigs, j = self._sigs, 3 * i
+        if sigs[j] != sig[0] or sigs[j + 1] != sig[1] or sigs[j + 2] != sig[2]:
+            return None
+        raw = self._diagnostics.get(key)
+        diags = () if raw is None else _diagnostics(raw, cand)
+        description = self._descriptions[i]
+        if diags is None:
+            return None
+        if description is None:
+            return Loaded(None, diags, sig) if diags else None
+        name = self._names[i]
+        if name is None:
+            name = key
+        fields = self._fields.get(key, _NO_FIELDS)
+        if (
+            type(name) is not str
+            or type(description) is not str
+            or not (fields is _NO_FIELDS or compact.is_valid(fields))
+        ):
+            return None
+        entry = cached_entry(
+            key,
+            name,
+            description,
+            cand.source,
+            str(cand.path),
+            cand.search_dir,
+            cand.real,
+            sig,
+            fields,
+        )
+        return Loaded(entry, diags, sig)
+
+
+def _well_formed(data: Mapping[str, Any]) -> bool:
+    columns = [c for c in (data.get(name) for name in _COLUMNS) if isinstance(c, list)]
+    if len(columns) != len(_COLUMNS):
+        return False
+    keys, sigs, names, descriptions = columns
+    return (
+        len(sigs) == 3 * len(keys)
+        and len(names) == len(descriptions) == len(keys)
+        and isinstance(data.get("fields"), dict)
+        and isinstance(data.get("diagnostics"), dict)
+    )
+
+
+def _diagnostics(raw: object, cand: Candidate) -> tuple[Diagnostic, ...] | None:
+    if not isinstance(raw, list) or not raw:
+        return None
+    out = []
+    skill_file = Path(cand.path, "SKILL.md")
+    for item in raw:
+        if not (
+            isinstance(item, list)
+            and len(item) == 3
+            and isinstance(item[0], str)
+            and isinstance(item[1], str)
+            and item[2] in _LEVELS
+        ):
+            return None
+        reason, code, level = item
+        out.append(Diagnostic(path=skill_file, reason=reason, code=code, level=level, key=cand.key))
+    return tuple(out)

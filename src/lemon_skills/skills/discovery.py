@@ -9,38 +9,48 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import ManifestError
 from ..paths import is_transient_name
-from .manifest import parse_skill
 from .model import Diagnostic, Entry, Source
 
 SKILL_FILE = "SKILL.md"
+_BY_NAME = attrgetter("name")
 #: SKILL.md files larger than this are refused rather than read into every prompt.
 MAX_SKILL_BYTES = 1024 * 1024
 
 FileSig = tuple[int, int, int]
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A directory that holds a SKILL.md, before it is parsed."""
+class Candidate(NamedTuple):
+    """A directory that holds a SKILL.md, before it is parsed.
+
+    A named tuple, not a dataclass: discovery makes one per skill on every cold start, and a
+    tuple is built in a third of the time.
+    """
 
     key: str
-    path: Path
+    #: The skill dir; a plain string when discovery made it (see ``scan_dir``).
+    path: str | Path
     search_dir: Path
     source: Source
     sig: FileSig
     real: str
 
 
-@dataclass(frozen=True, slots=True)
-class Loaded:
-    """The outcome of loading one candidate: an entry (unless fatal) and its diagnostics."""
+class Loaded(NamedTuple):
+    """The outcome of loading one candidate: an entry (unless fatal), its diagnostics, and the
+    signature of the file as it was read.
+
+    A named tuple for the same reason as ``Candidate``: one per skill on every cold start.
+    """
 
     entry: Entry | None
     diagnostics: tuple[Diagnostic, ...]
+    sig: FileSig
 
 
 def file_sig(path: str | Path) -> FileSig | None:
@@ -65,15 +75,18 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
     """List the skill directories directly under ``search_dir`` in key order."""
     scan = Scan() if into is None else into
     try:
-        children = sorted(os.scandir(search_dir), key=lambda d: d.name)
+        children = sorted(os.scandir(search_dir), key=_BY_NAME)
     except FileNotFoundError:
         return scan
     except OSError as exc:
         scan.diagnostics.append(_diag(search_dir, f"cannot list: {exc.strerror}", "unreadable"))
         return scan
-    real_dir = os.path.realpath(search_dir)
+    # Plain strings on this path: it runs once per skill on every cold start.
+    real_dir = os.path.join(os.path.realpath(search_dir), "")
+    candidates, watched = scan.candidates, scan.watched
     for child in children:
-        if is_transient_name(child.name):
+        name = child.name
+        if is_transient_name(name):
             continue
         try:
             is_dir = child.is_dir()  # follows symlinks: the npm `skills` CLI installs by symlink
@@ -82,23 +95,22 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
         if not is_dir:
             if child.is_symlink() and not os.path.exists(child.path):
                 reason = "broken symlink"
-                scan.diagnostics.append(_diag(child.path, reason, "broken_symlink", key=child.name))
+                scan.diagnostics.append(_diag(child.path, reason, "broken_symlink", key=name))
             continue
         skill_file = child.path + "/" + SKILL_FILE
-        sig = file_sig(skill_file)
-        if sig is not None:
-            real = (
-                os.path.realpath(child.path)
-                if child.is_symlink()
-                else os.path.join(real_dir, child.name)
-            )
-            path = search_dir / child.name
-            scan.candidates.append(Candidate(child.name, path, search_dir, source, sig, real))
-            scan.watched[skill_file] = sig
+        try:
+            st = os.stat(skill_file)
+        except OSError:
+            st = None
+        if st is not None:
+            sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+            real = os.path.realpath(child.path) if child.is_symlink() else real_dir + name
+            candidates.append(Candidate(name, child.path, search_dir, source, sig, real))
+            watched[skill_file] = sig
         else:
             # An empty dir may receive its SKILL.md later; its own mtime will tell.
-            scan.watched[child.path] = file_sig(child.path)
-            scan.diagnostics.extend(_explain_missing(Path(child.path), child.name))
+            watched[child.path] = file_sig(child.path)
+            scan.diagnostics.extend(_explain_missing(Path(child.path), name))
     return scan
 
 
@@ -112,25 +124,26 @@ def _explain_missing(path: Path, key: str) -> list[Diagnostic]:
 
 def load_candidate(candidate: Candidate) -> Loaded:
     """Read and parse one SKILL.md; never raises."""
-    skill_file = candidate.path / SKILL_FILE
-    key = candidate.key
-    if candidate.sig[1] > MAX_SKILL_BYTES:
-        reason = f"SKILL.md is {candidate.sig[1]} bytes, over the {MAX_SKILL_BYTES}-byte limit"
-        return Loaded(None, (_diag(skill_file, reason, "too_large", key=key),))
+    skill_file = Path(candidate.path, SKILL_FILE)
+    key, sig = candidate.key, candidate.sig
+    if sig[1] > MAX_SKILL_BYTES:
+        reason = f"SKILL.md is {sig[1]} bytes, over the {MAX_SKILL_BYTES}-byte limit"
+        return Loaded(None, (_diag(skill_file, reason, "too_large", key=key),), sig)
     try:
         raw = skill_file.read_bytes()
         text = raw.decode("utf-8")
     except OSError as exc:
-        return Loaded(
-            None, (_diag(skill_file, f"cannot read: {exc.strerror}", "unreadable", key=key),)
-        )
+        reason = f"cannot read: {exc.strerror}"
+        return Loaded(None, (_diag(skill_file, reason, "unreadable", key=key),), sig)
     except UnicodeDecodeError as exc:
         reason = f"not valid UTF-8 (byte {exc.start})"
-        return Loaded(None, (_diag(skill_file, reason, "encoding", key=key),))
+        return Loaded(None, (_diag(skill_file, reason, "encoding", key=key),), sig)
+    from .manifest import parse_skill  # not at import: a cold start from the cache never parses
+
     try:
         parsed = parse_skill(text, path=skill_file)
     except ManifestError as exc:
-        return Loaded(None, (_diag(skill_file, exc.reason, "invalid_frontmatter", key=key),))
+        return Loaded(None, (_diag(skill_file, exc.reason, "invalid_frontmatter", key=key),), sig)
     diags = [
         _diag(skill_file, f"{w.field}: {w.message}", "field", key=key, level="warning")
         for w in parsed.warnings
@@ -158,7 +171,7 @@ def load_candidate(candidate: Candidate) -> Loaded:
         real_path=candidate.real,
         file_sig=candidate.sig,
     )
-    return Loaded(entry, tuple(diags))
+    return Loaded(entry, tuple(diags), sig)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,13 +8,11 @@ only frontmatter that cannot be parsed at all is an error. ``lint`` applies the 
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import _yaml
 from ..errors import ManifestError
 
 Format = Literal["yaml", "toml", "none"]
@@ -172,6 +170,8 @@ def parse_skill(text: str, *, path: Path | None = None) -> ParsedSkill:
 
 
 def _load_toml(source: str, path: Path | None) -> dict[str, Any]:
+    import tomllib  # only for TOML frontmatter; listing cached skills never needs it
+
     try:
         return tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
@@ -179,6 +179,8 @@ def _load_toml(source: str, path: Path | None) -> dict[str, Any]:
 
 
 def _load_yaml(source: str, path: Path | None, warnings: list[FieldWarning]) -> dict[str, Any]:
+    from .. import _yaml  # PyYAML costs more to import than listing cached skills takes
+
     try:
         data = _yaml.safe_load(source)
     except _yaml.YAMLError as exc:

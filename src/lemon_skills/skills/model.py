@@ -3,99 +3,56 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .manifest import Manifest
+from .compact import compact, expand, listing
+
+if TYPE_CHECKING:
+    from .manifest import Manifest
 
 Source = Literal["project", "global"]
 Level = Literal["error", "warning", "info"]
 
 
-class BodyText:
-    """A skill body read from disk on first use, so listing skills never reads whole files."""
-
-    __slots__ = ("_path", "_text")
-
-    def __init__(self, skill_dir: Path | None = None, text: str | None = None) -> None:
-        self._path = skill_dir
-        self._text = text
-
-    def get(self) -> str:
-        """The body text (after the frontmatter); empty when the file has gone."""
-        if self._text is None:
-            self._text = _read_body(self._path / "SKILL.md") if self._path is not None else ""
-        return self._text
-
-
-def _read_body(path: Path) -> str:
-    from .manifest import split_frontmatter  # local: manifest imports nothing from here
+def _read_body(path: str) -> str:
+    from .manifest import split_frontmatter  # the parser loads only when a file is parsed
 
     try:
-        return split_frontmatter(path.read_text(encoding="utf-8")).body
+        with open(f"{path}/SKILL.md", encoding="utf-8") as fh:
+            return split_frontmatter(fh.read()).body
     except (OSError, UnicodeDecodeError, ValueError):
         return ""
 
 
-class ManifestRef:
-    """A manifest, or how to build it on first use (entries loaded from the manifest cache)."""
-
-    __slots__ = ("_build", "_manifest", "_listing")
-
-    def __init__(
-        self,
-        manifest: Manifest | None = None,
-        build: Callable[[], Manifest] | None = None,
-        listing: Mapping[str, Any] | None = None,
-    ) -> None:
-        self._manifest = manifest
-        self._build = build
-        self._listing = listing
-
-    def listing(self) -> dict[str, Any]:
-        """The manifest fields a listing shows, without building the manifest if not needed."""
-        if self._manifest is None and self._listing is not None:
-            return dict(self._listing)
-        m = self.get()
-        return {
-            "version": m.version,
-            "tags": list(m.tags),
-            "keywords": list(m.keywords),
-            "category": m.category,
-            "platforms": list(m.platforms),
-        }
-
-    def get(self) -> Manifest:
-        """The manifest (built once)."""
-        if self._manifest is None:
-            self._manifest = self._build() if self._build is not None else Manifest()
-            self._build = None
-        return self._manifest
-
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True, init=False, repr=False)
 class Entry:
     """One skill as the agent sees it.
 
     ``key`` is the directory name and is what every API takes; ``name`` is the frontmatter
-    name (defaulting to the key). ``body`` is the SKILL.md text after the frontmatter, read
-    lazily for entries the registry loaded from its manifest cache.
+    name (defaulting to the key). ``body`` is the SKILL.md text after the frontmatter and
+    ``manifest`` the parsed frontmatter; for entries the registry loaded from its manifest
+    cache both are read from disk on first use, so listing skills never reads whole files.
     """
 
     key: str
     name: str
     description: str
     source: Source
-    path: Path
     enabled: bool
     search_dir: Path | None
     real_path: str
     #: (mtime_ns, size, inode) of SKILL.md when loaded; None for entries built in memory.
     file_sig: tuple[int, int, int] | None = field(compare=False)
-    body_text: BodyText = field(repr=False, compare=False)
-    manifest_ref: ManifestRef = field(repr=False, compare=False)
+    # The skill dir as text: building a Path per skill costs more than the rest of a cold load.
+    _path: str
+    _path_obj: Path | None = field(compare=False)
+    _body: str | None = field(compare=False)
+    _manifest: Manifest | None = field(compare=False)
+    # The manifest in compact form (see ``compact``), expanded on first use.
+    _fields: Mapping[str, Any] | None = field(compare=False)
 
     def __init__(
         self,
@@ -104,38 +61,78 @@ class Entry:
         name: str,
         description: str,
         source: Source,
-        path: Path,
+        path: Path | str,
         enabled: bool = True,
         manifest: Manifest | None = None,
         body: str | None = None,
         search_dir: Path | None = None,
         real_path: str | None = None,
         file_sig: tuple[int, int, int] | None = None,
-        body_text: BodyText | None = None,
-        manifest_ref: ManifestRef | None = None,
+        fields: Mapping[str, Any] | None = None,
     ) -> None:
         init = object.__setattr__
+        text = path if isinstance(path, str) else str(path)
         init(self, "key", key)
         init(self, "name", name)
         init(self, "description", description)
         init(self, "source", source)
-        init(self, "path", path)
         init(self, "enabled", enabled)
         init(self, "search_dir", search_dir)
-        init(self, "real_path", real_path or os.path.realpath(path))
+        init(self, "real_path", real_path or os.path.realpath(text))
         init(self, "file_sig", file_sig)
-        init(self, "body_text", body_text or BodyText(path if body is None else None, body))
-        init(self, "manifest_ref", manifest_ref or ManifestRef(manifest))
+        init(self, "_path", text)
+        init(self, "_path_obj", None if isinstance(path, str) else path)
+        init(self, "_body", body)
+        init(self, "_manifest", manifest)
+        init(self, "_fields", fields if manifest is None else None)
+
+    def with_enabled(self, enabled: bool) -> Entry:
+        """A copy with ``enabled`` changed that shares whatever was already read from disk."""
+        copy = object.__new__(Entry)
+        for name in _SLOTS:
+            object.__setattr__(copy, name, getattr(self, name))
+        object.__setattr__(copy, "enabled", enabled)
+        return copy
+
+    @property
+    def path(self) -> Path:
+        """The skill directory."""
+        p = self._path_obj
+        if p is None:
+            p = Path(self._path)
+            object.__setattr__(self, "_path_obj", p)
+        return p
 
     @property
     def manifest(self) -> Manifest:
         """The parsed frontmatter."""
-        return self.manifest_ref.get()
+        m = self._manifest
+        if m is None:
+            if self._fields is None:
+                from .manifest import Manifest
+
+                m = Manifest()
+            else:
+                m = expand(
+                    self._fields, name=self.name, description=self.description, skill_dir=self.path
+                )
+            object.__setattr__(self, "_manifest", m)
+        return m
+
+    def compact_manifest(self) -> dict[str, Any]:
+        """The manifest as its non-default fields (the form the manifest cache stores)."""
+        if self._fields is not None:
+            return dict(self._fields)
+        return compact(self.manifest, name=self.name, description=self.description)
 
     @property
     def body(self) -> str:
         """The instructions after the frontmatter."""
-        return self.body_text.get()
+        b = self._body
+        if b is None:
+            b = _read_body(self._path)
+            object.__setattr__(self, "_body", b)
+        return b
 
     @property
     def skill_file(self) -> Path:
@@ -148,15 +145,94 @@ class Entry:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (no body text)."""
+        fields = self._fields
+        if self._manifest is None and fields is not None:
+            if fields:
+                version, tags, keywords, category, platforms = listing(fields)
+            else:  # nearly every skill: inline, as this runs for each one `skill list` prints
+                version, tags, keywords, category, platforms = None, [], [], None, ["any"]
+        else:
+            m = self.manifest
+            version, category = m.version, m.category
+            tags, keywords, platforms = list(m.tags), list(m.keywords), list(m.platforms)
         return {
             "key": self.key,
             "name": self.name,
             "description": self.description,
             "source": self.source,
-            "path": str(self.path),
+            "path": self._path,
             "enabled": self.enabled,
-            **self.manifest_ref.listing(),
+            "version": version,
+            "tags": tags,
+            "keywords": keywords,
+            "category": category,
+            "platforms": platforms,
         }
+
+    def __repr__(self) -> str:
+        return (
+            f"Entry(key={self.key!r}, name={self.name!r}, source={self.source!r}, "
+            f"path={self._path!r}, enabled={self.enabled!r})"
+        )
+
+
+_SLOTS: tuple[str, ...] = Entry.__slots__
+
+
+def cached_entry(
+    key: str,
+    name: str,
+    description: str,
+    source: Source,
+    path: str,
+    search_dir: Path,
+    real_path: str,
+    file_sig: tuple[int, int, int],
+    fields: Mapping[str, Any],
+) -> Entry:
+    """An entry loaded from the manifest cache (the manifest in compact form, body unread).
+
+    Equivalent to ``Entry(..., fields=fields)`` at a fifth of the cost: the registry makes
+    10,000 of these on a cold start. A frozen dataclass can only be filled through
+    ``object.__setattr__``, one slow call per field; instead the fields are stored on a
+    mutable twin with the very same slots, which then becomes an ``Entry`` (``__class__``
+    assignment between identical layouts is part of the language).
+    """
+    e = _MutableEntry()
+    e.key = key
+    e.name = name
+    e.description = description
+    e.source = source
+    e.enabled = True
+    e.search_dir = search_dir
+    e.real_path = real_path
+    e.file_sig = file_sig
+    e._path = path
+    e._path_obj = None
+    e._body = None
+    e._manifest = None
+    e._fields = fields
+    e.__class__ = Entry  # type: ignore[assignment]
+    return e  # type: ignore[return-value]
+
+
+class _MutableEntry:
+    """Same memory layout as ``Entry``, without the frozen guard (see ``cached_entry``)."""
+
+    __slots__ = _SLOTS
+    key: str
+    name: str
+    description: str
+    source: Source
+    enabled: bool
+    search_dir: Path | None
+    real_path: str
+    file_sig: tuple[int, int, int] | None
+    _path: str
+    _path_obj: Path | None
+    _body: str | None
+    _manifest: Manifest | None
+    _fields: Mapping[str, Any] | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

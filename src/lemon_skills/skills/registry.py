@@ -11,7 +11,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from .discovery import Candidate, FileSig, Loaded, file_sig, load_candidate, mer
 from .model import Diagnostic, Entry, Source
 
 DEFAULT_STAT_INTERVAL_S = 0.5
+_BY_KEY = attrgetter("key")
 
 
 @dataclass(slots=True)
@@ -70,8 +72,8 @@ class Registry:
         self._clock = clock
         self._lock = threading.RLock()
         self._scopes: dict[tuple[Source, tuple[Path, ...]], _ScopeState] = {}
-        self._parsed: dict[str, tuple[FileSig, Loaded]] = {}
-        self._disk_records: dict[Path, dict[str, disk_cache.Record]] = {}
+        self._parsed: dict[str, Loaded] = {}
+        self._disk_read: set[Path] = set()
         self._views: dict[Path | None, tuple[tuple[Any, ...], View]] = {}
         self._generation = 0
 
@@ -102,7 +104,7 @@ class Registry:
         with self._lock:
             self._scopes.clear()
             self._parsed.clear()
-            self._disk_records.clear()
+            self._disk_read.clear()
             self._views.clear()
 
     def invalidate(self) -> None:
@@ -145,14 +147,19 @@ class Registry:
         now: float,
     ) -> _ScopeState:
         scan = scan_dirs(dirs, source)
-        use_disk = disk_cache.enabled()
+        disk: dict[Path, disk_cache.Records] | None = {} if disk_cache.enabled() else None
         entries: list[Entry] = []
         dirty: set[Path] = set()
+        parsed = self._parsed
         for cand in scan.candidates:
-            loaded, fresh = self._load(cand, use_disk)
-            if fresh and use_disk:
-                dirty.add(cand.search_dir)
-            scan.diagnostics.extend(loaded.diagnostics)
+            skill_file = f"{cand.path}/SKILL.md"
+            hit = parsed.get(skill_file)
+            loaded = _reusable(hit, cand) if hit is not None and hit.sig == cand.sig else None
+            if loaded is None:
+                loaded = self._load(cand, disk, dirty)
+                parsed[skill_file] = loaded
+            if loaded.diagnostics:
+                scan.diagnostics.extend(loaded.diagnostics)
             if loaded.entry is not None:
                 entries.append(loaded.entry)
         for search_dir in dirty:
@@ -162,39 +169,46 @@ class Registry:
             dirs, dir_sigs, scan.watched, entries, scan.diagnostics, now, self._generation
         )
 
-    def _load(self, cand: Candidate, use_disk: bool) -> tuple[Loaded, bool]:
-        """Load one candidate from memory, the disk cache or the file.
+    def _load(
+        self,
+        cand: Candidate,
+        disk: dict[Path, disk_cache.Records] | None,
+        dirty: set[Path],
+    ) -> Loaded:
+        """Load one candidate from the disk cache or the file (``disk`` None: cache off).
 
-        The flag says the disk cache lacks a current record for it and should be rewritten.
+        A search dir whose disk cache lacks a current record for it goes into ``dirty``.
         """
-        skill_file = f"{cand.path}/SKILL.md"
-        hit = self._parsed.get(skill_file)
-        if hit is not None and hit[0] == cand.sig:
-            e = hit[1].entry
-            if e is None or (e.source == cand.source and e.search_dir == cand.search_dir):
-                return hit[1], False
-        record = self._disk(cand.search_dir).get(cand.key) if use_disk else None
-        loaded = disk_cache.decode(record, cand) if record else None
+        if disk is None:
+            return load_candidate(cand)
+        records = disk.get(cand.search_dir)
+        if records is None:
+            records = self._disk(cand.search_dir)
+            disk[cand.search_dir] = records
+        loaded = records.decode(cand)
         if loaded is None:
             loaded = load_candidate(cand)
-        self._parsed[skill_file] = (cand.sig, loaded)
-        return loaded, not disk_cache.is_current(record, cand)
+            dirty.add(cand.search_dir)
+        return loaded
 
-    def _disk(self, search_dir: Path) -> dict[str, disk_cache.Record]:
-        records = self._disk_records.get(search_dir)
-        if records is None:
-            records = disk_cache.load(search_dir)
-            self._disk_records[search_dir] = records
-        return records
+    def _disk(self, search_dir: Path) -> disk_cache.Records:
+        # Once a dir's cache has been read, everything it held is in memory: a skill added
+        # later is not in it, and re-reading a large cache costs more than parsing one file.
+        if search_dir in self._disk_read:
+            return disk_cache.Records()
+        self._disk_read.add(search_dir)
+        return disk_cache.load(search_dir)
 
     def _save_disk(self, search_dir: Path, candidates: list[Candidate]) -> None:
-        records: dict[str, disk_cache.Record] = {}
-        for cand in candidates:
-            hit = self._parsed.get(f"{cand.path}/SKILL.md")
-            if hit is not None:
-                records[cand.key] = disk_cache.encode(hit[1], cand.sig)
-        self._disk_records[search_dir] = records
-        disk_cache.save(search_dir, records)
+        parsed = self._parsed
+        disk_cache.save(
+            search_dir,
+            [
+                (cand, hit)
+                for cand in candidates
+                if (hit := parsed.get(f"{cand.path}/SKILL.md")) is not None
+            ],
+        )
 
     def _build_view(
         self, cwd: Path | None, g: _ScopeState, p: _ScopeState | None, en: enablement.Enablement
@@ -211,11 +225,18 @@ class Registry:
             )
             for err in en.errors
         )
-        entries = tuple(
-            replace(e, enabled=False) if en.is_disabled(e.key) else e
-            for e in sorted(merged.entries.values(), key=lambda e: e.key)
-        )
+        entries = tuple(sorted(merged.entries.values(), key=_BY_KEY))
+        if en.disabled_global or en.disabled_project:
+            entries = tuple(e.with_enabled(False) if en.is_disabled(e.key) else e for e in entries)
         return View(cwd, entries, {e.key: e for e in entries}, tuple(diags), merged.shadowed, en)
+
+
+def _reusable(loaded: Loaded, cand: Candidate) -> Loaded | None:
+    """A load outcome of the same file still valid for ``cand`` (not seen via another dir)."""
+    e = loaded.entry
+    if e is None or (e.source == cand.source and e.search_dir == cand.search_dir):
+        return loaded
+    return None
 
 
 _default: Registry | None = None

@@ -6,7 +6,6 @@ the facade wires it to the real machine.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -78,11 +77,18 @@ def evaluate(
     *,
     enabled_state: Enablement,
     env: Mapping[str, str],
-    which: WhichFn = shutil.which,
+    which: WhichFn | None = None,
     platform: str | None = None,
     blocked: bool = False,
 ) -> SkillStatus:
-    """Compute the status of ``entry``; precedence hidden > platform > blocked > not_ready."""
+    """Compute the status of ``entry``; precedence hidden > platform > blocked > not_ready.
+
+    ``which`` finds a binary on PATH (default ``shutil.which``).
+    """
+    if which is None:
+        import shutil  # not at import: listing skills never checks binaries
+
+        which = shutil.which
     plat = current_platform(platform)
     if enabled_state.is_disabled(entry.key) or not entry.enabled:
         return SkillStatus(
