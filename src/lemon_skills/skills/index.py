@@ -200,7 +200,7 @@ _ANALYSED: dict[tuple[object, ...], _Analysed] = {}
 
 def _stamp(entry: Entry) -> tuple[object, ...]:
     if entry.file_sig is not None:
-        return (entry.key, entry.source, str(entry.path), entry.file_sig)
+        return (entry.key, entry.source, entry.real_path, entry.file_sig)
     digest = hashlib.sha256(f"{entry.manifest!r}{entry.body}".encode()).hexdigest()
     return (entry.key, entry.source, entry.name, entry.description, digest)
 
@@ -356,7 +356,7 @@ def cache_key(entries: Sequence[Entry], weights: Weights = DEFAULT_WEIGHTS) -> s
         # The stat signature changes with every edit and costs no read; entries built in
         # memory (no file) fall back to their text.
         stamp = e.file_sig or hashlib.sha256(f"{e.manifest!r}{e.body}".encode()).hexdigest()
-        h.update(f"\0{e.key}\0{e.source}\0{e.path}\0{stamp}".encode())
+        h.update(f"\0{e.key}\0{e.source}\0{e.real_path}\0{stamp}".encode())
     return h.hexdigest()[:32]
 
 
