@@ -131,3 +131,24 @@ def test_skills_the_audit_blocked_are_not_offered(project, project_skills):
     out = lemon_skills.render_prompt("build react components and hooks", cwd=project)
     assert "react" not in out.relevant and "react" not in out.listed
     assert "<name>react</name>" not in out.text
+
+
+def test_the_contract_name_renders_the_same_block(project, project_skills):
+    from lemon_skills import prompt
+
+    seed(project_skills)
+    out = prompt.render("write database migrations", cwd=project, budget=prompt.DEFAULT_BUDGET)
+    assert isinstance(out, prompt.RenderedPrompt)
+    assert out == lemon_skills.render_prompt("write database migrations", cwd=project)
+
+
+def test_a_catalogue_without_matches_does_not_claim_they_matched(project, project_skills):
+    seed(project_skills)
+    matched = lemon_skills.render_prompt("write database migrations", cwd=project)
+    assert "matched the request" in matched.text
+    none = lemon_skills.render_prompt("knit a scarf for winter", cwd=project)
+    assert none.relevant == ()
+    assert "<relevant_skills>" not in none.text
+    assert "matched the request" not in none.text
+    assert "None was matched to this request" in none.text
+    assert "<available_skills>" in none.text

@@ -25,6 +25,12 @@ INTRO = (
     "request; follow them when they apply. Load any other listed skill with the read_skill "
     "tool before relying on it."
 )
+#: When no skill matched, the catalogue must not read as a list of matches.
+INTRO_CATALOGUE = (
+    "Skills are folders of instructions for specialised tasks. None was matched to this "
+    "request; if one of those listed below applies, load it with the read_skill tool before "
+    "relying on it."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,17 +75,18 @@ def render(
     """Build the prompt block; ``catalogue`` should already exclude hidden skills."""
     if not relevant and not catalogue:
         return RenderedPrompt("", (), (), (), (), (), budget)
-    remaining = budget - len(INTRO) - 2
+    remaining = budget - max(len(INTRO), len(INTRO_CATALOGUE)) - 2
     rel_parts, truncated, rel_shown, rel_omitted = _relevant_block(
         relevant, int(max(remaining, 0) * RELEVANT_SHARE), mode
     )
     rel_text = _wrap("relevant_skills", rel_parts) if rel_parts else ""
+    intro = INTRO if rel_parts else INTRO_CATALOGUE
     remaining -= len(rel_text)
     shown_keys = {e.key for e in relevant}
     rest = [e for e in catalogue if e.key not in shown_keys]
     cat_lines, listed, shortened, omitted = _catalogue_block(rest, remaining)
     cat_text = _wrap("available_skills", cat_lines) if cat_lines else ""
-    text = "\n\n".join(part for part in (INTRO, rel_text, cat_text) if part)
+    text = "\n\n".join(part for part in (intro, rel_text, cat_text) if part)
     return RenderedPrompt(
         text=text,
         relevant=tuple(rel_shown),

@@ -1,0 +1,22 @@
+"""The system-prompt block for a request, under the name the product contract gives it.
+
+    from lemon_skills import prompt
+
+    block = prompt.render("deploy this service to kubernetes", cwd=project)
+    system_prompt = base_prompt + "\n\n" + block.text
+    for note in block.diagnostics:  # what the budget cut, if anything
+        log.info(note)
+
+``render`` is ``lemon_skills.render_prompt``: the relevant skills that clear the relevance
+bar, with their content (``mode="content"``) or metadata only, then a catalogue of the other
+usable skills, within ``budget`` characters. Unlike ``find_relevant``, which ranks every
+enabled skill, it leaves out skills that cannot be offered here: wrong platform, blocked by
+the audit, or ``disable-model-invocation``.
+"""
+
+from __future__ import annotations
+
+from .skills.api import render_prompt as render
+from .skills.prompt import DEFAULT_BUDGET, Mode, RenderedPrompt
+
+__all__ = ["DEFAULT_BUDGET", "Mode", "RenderedPrompt", "render"]
