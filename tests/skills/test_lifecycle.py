@@ -221,6 +221,32 @@ def test_uninstall_removes_the_directory_lock_record_and_enablement(tmp_path, ag
         lemon_skills.uninstall("pdf-tools")
 
 
+def test_uninstall_of_a_global_skill_drops_the_projects_disable_entry_too(
+    tmp_path, project, agent_dir
+):
+    src = str(local_skill(tmp_path))
+    lemon_skills.install(src, approve=True)
+    lemon_skills.disable("pdf-tools", cwd=project)
+    lemon_skills.disable("pdf-tools", cwd=project, global_=False)
+    lemon_skills.uninstall("pdf-tools", cwd=project)
+    assert json.loads((agent_dir / "skills.json").read_text())["disabled"] == []
+    assert json.loads((project / ".lemon" / "skills.json").read_text())["disabled"] == []
+    lemon_skills.install(src, approve=True)
+    assert lemon_skills.get("pdf-tools", cwd=project).enabled
+
+
+def test_uninstall_of_a_global_skill_keeps_a_disable_entry_a_project_skill_still_needs(
+    tmp_path, project, agent_dir
+):
+    src = str(local_skill(tmp_path))
+    lemon_skills.install(src, approve=True)
+    lemon_skills.install(src, approve=True, cwd=project, global_=False)
+    lemon_skills.disable("pdf-tools", cwd=project, global_=False)
+    lemon_skills.uninstall("pdf-tools", cwd=project, global_=True)
+    assert json.loads((project / ".lemon" / "skills.json").read_text())["disabled"] == ["pdf-tools"]
+    assert not lemon_skills.get("pdf-tools", cwd=project).enabled
+
+
 def test_uninstall_of_a_project_skill_leaves_the_global_one(tmp_path, project, agent_dir):
     src = str(local_skill(tmp_path))
     lemon_skills.install(src, approve=True)

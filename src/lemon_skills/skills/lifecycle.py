@@ -9,8 +9,10 @@ never overwritten without ``force``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +28,14 @@ from ..errors import (
     SourceError,
     TrustPolicyViolation,
 )
-from ..paths import PathArg, Scope, explicit_scope, resolve_cwd, scope_skill_dir
+from ..paths import (
+    PathArg,
+    Scope,
+    explicit_scope,
+    project_skill_dirs,
+    resolve_cwd,
+    scope_skill_dir,
+)
 from . import enablement, installer, lockfile
 from .api import require
 from .approval import ApprovalRequest, Approver, decide
@@ -291,7 +300,11 @@ def uninstall(
         )
         if not approver(request):
             raise TrustPolicyViolation(f"skill uninstall of {key!r} denied")
-    _remove(key, dest, lock, enablement.skills_json_path(sc, where))
+    also = []
+    if sc == "global" and not any(os.path.lexists(d / key) for d in project_skill_dirs(where)):
+        # A project entry for this key can only have been about the skill going away.
+        also.append(enablement.skills_json_path("project", where))
+    _remove(key, dest, lock, enablement.skills_json_path(sc, where), also)
     installer.invalidate_registry()
     return dest
 
@@ -308,7 +321,7 @@ def _managed_location(key: str, where: Path, scope: Scope | None) -> tuple[Scope
     )
 
 
-def _remove(key: str, dest: Path, lock: Path, skills_json: Path) -> None:
+def _remove(key: str, dest: Path, lock: Path, skills_json: Path, also: Sequence[Path] = ()) -> None:
     backup = dest.parent / f".backup-{key}-{secrets.token_hex(6)}"
     moved = os.path.lexists(dest)
     if moved:
@@ -326,6 +339,10 @@ def _remove(key: str, dest: Path, lock: Path, skills_json: Path) -> None:
         raise
     if moved:
         _fs.remove_tree(backup)
+    for path in also:
+        # Stale entries elsewhere; a corrupt file there is reported by status, not here.
+        with contextlib.suppress(ConfigError):
+            enablement.forget(path, key)
 
 
 def verify(
