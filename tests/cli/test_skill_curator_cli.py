@@ -109,6 +109,8 @@ def test_status_shows_state_and_agent_authored_skills(
     assert "runs: 0" in out
     assert "last run: never" in out
     assert "last summary: (none)" in out
+    assert "last run candidates: 0" in out
+    assert "pending now: 2" in out
     assert "next pass would move old: active -> archived" in out
     assert "mid" in out and "old" in out and "keep" in out
     assert "mine" not in out

@@ -214,3 +214,10 @@ def test_wait_approval_denied_installs_nothing(tmp_path, agent_dir):
     assert done.returncode == 1
     assert "denied" in done.stderr
     assert not (agent_dir / "skill" / "queued-skill").exists()
+
+
+def test_update_all_with_nothing_installed_says_so(capsys, agent_dir):
+    assert main(["skill", "update", "--all"]) == 0
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert "no installed skills to update" in out.err

@@ -61,6 +61,26 @@ def test_status_unknown_key_exits_non_zero(capsys, project):
     assert code == 1 and json.loads(out)["error"] == "Skill not found: ghost"
 
 
+def test_status_of_a_mistyped_key_suggests_the_close_one(capsys, project, project_skills):
+    write_skill(project_skills, "view-pdf")
+    code, out, err = run(capsys, "skill", "status", "view-pd", "--cwd", str(project))
+    assert code == 1 and "Skill not found: view-pd" in out
+    assert "did you mean view-pdf?" in err
+
+
+def test_lint_of_a_directory_without_skills_says_so(capsys, tmp_path):
+    code, out, err = run(capsys, "skill", "lint", str(tmp_path))
+    assert code == 1 and out == ""
+    assert f"no SKILL.md found in {tmp_path}" in err
+    assert "hint:" in err
+
+
+def test_doctor_with_no_skills_says_how_to_add_one(capsys, project):
+    code, out, err = run(capsys, "skill", "doctor", "--cwd", str(project))
+    assert code == 0 and out == ""
+    assert "no skills found; create one in .lemon/skill/<key>/SKILL.md" in err
+
+
 def test_enable_disable_project_flag(capsys, project, project_skills, agent_dir):
     write_skill(project_skills, "a")
     code, out, _ = run(capsys, "skill", "disable", "a", "--project", "--cwd", str(project))

@@ -73,7 +73,8 @@ def status_cmd(local: bool, cwd: Path | None, as_json: bool, **days: int) -> Non
         f"last run: {s.last_run_at or 'never'}" + (f" ({s.last_run_id})" if s.last_run_id else "")
     )
     click.echo(f"last summary: {s.last_run_summary or '(none)'}")
-    click.echo(f"candidates: {s.last_candidate_count}")
+    click.echo(f"last run candidates: {s.last_candidate_count}")
+    click.echo(f"pending now: {len(st.pending)}")
     if st.next_pass_at:
         click.echo(f"next automatic pass: not before {st.next_pass_at}")
     if s.last_report_path:

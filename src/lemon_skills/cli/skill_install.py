@@ -228,6 +228,8 @@ def update_cmd(key: str | None, all_: bool, cwd: Path | None, **kw: Any) -> None
     else:
         for r in results:
             _render_update(r)
+        if not results:
+            note("no installed skills to update; install one with `lemon skill install SOURCE`")
     if any(r.error for r in results):
         raise click.exceptions.Exit(1)
 

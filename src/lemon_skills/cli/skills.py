@@ -128,6 +128,11 @@ def status(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
         if st.error:
             click.echo(f"  {st.error}")
     if st.error:
+        if st.error.startswith("Skill not found"):
+            from ..errors import SkillNotFound
+
+            hint = SkillNotFound(key, suggestions=api.suggest(key, api.view(cwd).by_key)).hint
+            note(f"hint: {hint}")
         raise click.exceptions.Exit(1)
 
 
@@ -196,10 +201,17 @@ def lint(
     PATHS may be SKILL.md files, skill directories, or directories of skills. Exits 1 when any
     error is found.
     """
+    from ..errors import LemonSkillsError
     from ..skills.lint import lint_file, skill_files
 
     base = cwd or Path.cwd()
     reports = [lint_file(p, strict=strict) for p in skill_files(base / p for p in paths)]
+    if not reports:
+        raise LemonSkillsError(
+            "no SKILL.md found in " + ", ".join(str(p) for p in paths),
+            hint="pass SKILL.md files, skill directories (holding a SKILL.md) or directories "
+            "of skill directories",
+        )
     if as_json:
         emit_json([r.to_dict() for r in reports])
     else:
@@ -208,7 +220,7 @@ def lint(
             for f in r.findings:
                 where = f":{f.line}" if f.line else ""
                 click.echo(f"  {colour(f.severity)}{where} [{f.rule}] {f.message}")
-    if not reports or any(not r.ok for r in reports):
+    if any(not r.ok for r in reports):
         raise click.exceptions.Exit(1)
 
 
@@ -224,6 +236,8 @@ def doctor(key: str | None = None, cwd: Path | None = None, as_json: bool = Fals
     if as_json:
         emit_json([r.to_dict() for r in reports])
         return
+    if not reports:
+        note("no skills found; create one in .lemon/skill/<key>/SKILL.md")
     for r in reports:
         click.echo(f"{click.style(r.key, bold=True)}: {colour(r.state)}")
         for reason in r.reasons:
