@@ -242,3 +242,19 @@ def test_exports_to_model_tool_formats():
     schema = read_skill.to_anthropic()["input_schema"]
     assert schema["required"] == ["key"]
     assert schema["properties"]["view"]["enum"] == ["full", "summary", "section", "file"]
+
+
+def test_a_refused_view_is_an_error_event_and_not_counted_as_a_load(project, project_skills):
+    from lemon_skills.skills.usage import UsageStore
+
+    write_skill(project_skills, "pdf", body=BODY)
+    ctx = _ctx(project, tool_call_id="call-1")
+    with recording() as rec:
+        assert not read_skill.call({"key": "pdf"}, ctx).is_error
+        refused = read_skill.call({"key": "pdf", "view": "file", "path": "../../x"}, ctx)
+        assert refused.is_error
+    ok, error = rec.named("skill.load")
+    assert ok.metadata["result"] == "ok"
+    assert error.metadata["result"] == "error" and error.metadata["key"] == "pdf"
+    records = UsageStore.for_scope("project", project).records()
+    assert records["pdf"]["load_count"] == 1

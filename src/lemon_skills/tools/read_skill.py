@@ -89,7 +89,8 @@ def call(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         "skill.load",
         {
             **meta,
-            "result": "ok",
+            # A refused view (a file outside the skill, an unknown section) read nothing.
+            "result": "error" if is_error else "ok",
             "key": entry.key,
             "name": entry.name,
             "source": entry.source,
