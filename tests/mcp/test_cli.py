@@ -19,6 +19,15 @@ def configured(project: Path) -> Path:
     return project
 
 
+def write_config(project: Path, doc: dict[str, object]) -> Path:
+    (project / ".lemon").mkdir(exist_ok=True)
+    (project / ".lemon" / "mcp.json").write_text(json.dumps(doc), encoding="utf-8")
+    return project
+
+
+GHOST = {"name": "ghost", "command": "lemon-test-no-such-command"}
+
+
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
@@ -182,3 +191,79 @@ def assert_http_check_order(names: list[str]) -> None:
         "mcp_http_oauth_token_cache_resume",
     ]
     assert names[-1] == "mcp_source_http_oauth_loopback_callback"
+
+
+def test_listings_warn_about_a_server_that_failed_to_start(project, capsys):
+    write_config(project, {"servers": [smoke("fx"), GHOST]})
+    args = ("--json", "--cwd", str(project))
+    for command, healthy in [
+        ("tools", ("fx", "mcp_fx_echo")),
+        ("resources", ("fx", "fixture://status")),
+        ("prompts", ("fx", "brief")),
+    ]:
+        code, out, err = run(capsys, "mcp", command, *args)
+        rows = json.loads(out)
+        key = "name" if command != "resources" else "uri"
+        assert healthy in {(r["server"], r[key]) for r in rows}
+        assert {r["server"] for r in rows} == {"fx"}
+        warning = [line for line in err.splitlines() if "ghost" in line]
+        assert len(warning) == 1, err
+        assert "executable not found" in warning[0] and "lemon mcp status" in warning[0]
+        assert code == 1
+
+
+def test_a_healthy_server_named_with_server_lists_cleanly(project, capsys):
+    write_config(project, {"servers": [smoke("fx"), GHOST]})
+    code, out, err = run(capsys, "mcp", "tools", "--server", "fx", "--cwd", str(project))
+    assert code == 0 and "mcp_fx_echo" in out and "ghost" not in err
+    code, out, err = run(
+        capsys, "mcp", "tools", "--server", "ghost", "--json", "--cwd", str(project)
+    )
+    assert code == 1 and json.loads(out) == []
+    assert "MCP server 'ghost' failed: executable not found" in err
+
+
+def test_unknown_server_is_an_error_with_the_known_names(configured, capsys):
+    for command in ("tools", "resources", "prompts"):
+        code, out, err = run(
+            capsys, "mcp", command, "--server", "rihc", "--json", "--cwd", str(configured)
+        )
+        assert code == 1 and out == ""
+        assert "unknown MCP server 'rihc'" in err
+        assert "did you mean 'rich'?" in err and "known servers: fx, rich" in err
+    code, _, err = run(capsys, "mcp", "prompts", "--server", "zzz", "--cwd", str(configured))
+    assert code == 1 and "did you mean" not in err and "known servers: fx, rich" in err
+
+
+def test_cwd_help_says_what_the_project_directory_selects(capsys):
+    for command in ("list", "status", "tools", "call", "resources", "prompts", "validate"):
+        code, out, _ = run(capsys, "mcp", command, "--help")
+        text = " ".join(out.split())
+        assert code == 0 and ".lemon/mcp.json is merged over the global mcp.json" in text
+        assert "skills are used" not in text
+    _, out, _ = run(capsys, "skill", "list", "--help")
+    assert "skills are used" in " ".join(out.split())
+
+
+def test_list_shows_the_effective_state_when_mcp_is_off_for_the_project(project, capsys):
+    write_config(project, {"enabled": False, "servers": [smoke("fx")]})
+    code, out, err = run(capsys, "mcp", "list", "--cwd", str(project))
+    row = next(line for line in out.splitlines() if line.startswith("fx "))
+    assert code == 0 and "off (mcp disabled)" in row and "enabled" not in row
+    assert "MCP is off here" in err
+    _, out, _ = run(capsys, "mcp", "list", "--json", "--cwd", str(project))
+    data = json.loads(out)
+    assert data["enabled"] is False
+    assert [(s["name"], s["state"], s["active"]) for s in data["servers"]] == [("fx", "off", False)]
+
+
+def test_list_shows_each_entrys_own_switch_when_mcp_is_on(project, capsys):
+    write_config(project, {"servers": [smoke("fx"), smoke("off", enabled=False)]})
+    _, out, _ = run(capsys, "mcp", "list", "--json", "--cwd", str(project))
+    states = {s["name"]: (s["state"], s["active"]) for s in json.loads(out)["servers"]}
+    assert states == {"fx": ("enabled", True), "off": ("disabled", False)}
+    _, out, _ = run(capsys, "mcp", "list", "--cwd", str(project))
+    assert "off (mcp disabled)" not in out
+    assert next(line for line in out.splitlines() if line.startswith("off ")).split()[3] == (
+        "disabled"
+    )

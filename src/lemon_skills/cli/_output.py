@@ -31,14 +31,28 @@ STATE_COLOURS = {
 }
 
 
+SKILLS_CWD_HELP = (
+    "Project directory whose .lemon/ and .agents/ skills are used (default: current dir)."
+)
+
+
 def cwd_option(f: F) -> F:
     """``--cwd DIR``: the project directory (default: the current directory)."""
-    return click.option(
-        "--cwd",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=None,
-        help="Project directory whose .lemon/ and .agents/ skills are used (default: current dir).",
-    )(f)
+    return project_option(SKILLS_CWD_HELP)(f)
+
+
+def project_option(help_text: str) -> Callable[[F], F]:
+    """``--cwd DIR`` with a help text saying what the project directory selects."""
+
+    def decorate(f: F) -> F:
+        return click.option(
+            "--cwd",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help=help_text,
+        )(f)
+
+    return decorate
 
 
 def json_option(f: F) -> F:

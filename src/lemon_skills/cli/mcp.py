@@ -8,14 +8,20 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from ..paths import resolve_cwd
-from ._output import colour, cwd_option, emit_json, json_option, note, table
+from ._output import colour, emit_json, json_option, note, project_option, table, warn
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _server_option = click.option("--server", "server", default=None, help="Only this server.")
+cwd_option = project_option(
+    "Project directory whose .lemon/mcp.json is merged over the global mcp.json "
+    "(default: current dir)."
+)
 
 
 @click.group(invoke_without_command=True)
@@ -43,7 +49,11 @@ def mcp(ctx: click.Context) -> None:
 @cwd_option
 @json_option
 def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
-    """List the configured servers (without connecting to them)."""
+    """List the configured servers (without connecting to them).
+
+    STATE is what applies here: `enabled`, `disabled` (the entry's own "enabled": false) or
+    `off (mcp disabled)` when MCP is switched off for this directory (the reason is on stderr).
+    """
     from ..mcp.resolve import load
 
     resolved = load(resolve_cwd(cwd))
@@ -52,7 +62,7 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
             {
                 "enabled": resolved.enabled,
                 "disabled_reason": resolved.disabled_reason,
-                "servers": [s.to_dict() for s in resolved.servers],
+                "servers": resolved.server_dicts(),
                 "overridden": [s.to_dict() for s in resolved.overridden],
                 "errors": [i.to_dict() for i in resolved.issues],
             }
@@ -61,7 +71,8 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
     if not resolved.enabled:
         note(f"MCP is off here: {resolved.disabled_reason}")
     rows = [
-        [s.name or "", s.transport, s.origin, _state(s.enabled), s.target] for s in resolved.servers
+        [s.name or "", s.transport, s.origin, _state(resolved.state_of(s)), s.target]
+        for s in resolved.servers
     ]
     table(["NAME", "TRANSPORT", "SOURCE", "STATE", "TARGET"], rows)
     if not rows:
@@ -96,24 +107,41 @@ def status_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
     _print_issues_dicts(data.get("config_errors", []))
 
 
+_EXIT_HELP = """
+    \b
+    A server that failed to start, is disconnected or refused the listing gets a warning on
+    stderr (stdout stays a valid listing, --json included) and the others are still listed.
+    Exit status: 0 when every server that applies answered, 1 when any of them failed (or
+    --server names no configured server)."""
+
+
+def _listing_help(summary: str) -> Callable[[F], F]:
+    def decorate(f: F) -> F:
+        f.__doc__ = summary + "\n" + _EXIT_HELP
+        return f
+
+    return decorate
+
+
 @mcp.command("tools")
 @_server_option
 @cwd_option
 @json_option
-def tools_cmd(server: str | None = None, cwd: Path | None = None, as_json: bool = False) -> None:
-    """List the model-facing tools (mcp_<server>_<tool>) of the connected servers."""
+@_listing_help("List the model-facing tools (mcp_<server>_<tool>) of the connected servers.")
+def tools_cmd(server: str | None = None, cwd: Path | None = None, as_json: bool = False) -> int:
     with _source(cwd) as source:
-        source.discover_tools(progress=_progress())
-        specs = [s for s in source.tool_specs() if server is None or s.server == server]
+        report = source.report("tools", server=server, progress=_progress())
     if as_json:
-        emit_json([_tool_row(s) for s in specs])
-        return
-    table(
-        ["NAME", "SERVER", "TOOL", "DESCRIPTION"],
-        [[s.name, s.server, s.target, _first_line(s.description)] for s in specs],
-    )
-    if not specs:
-        note("no MCP tools (run `lemon mcp status` to see why)")
+        emit_json([_tool_row(r) for r in report.rows])
+    else:
+        table(
+            ["NAME", "SERVER", "TOOL", "DESCRIPTION"],
+            [
+                [r["name"], r["server"], r["tool"], _first_line(r["description"])]
+                for r in report.rows
+            ],
+        )
+    return _finish(report, "tools")
 
 
 @mcp.command("call")
@@ -141,15 +169,13 @@ def call_cmd(tool: str, args_json: str, cwd: Path | None = None, as_json: bool =
 @_server_option
 @cwd_option
 @json_option
-def resources_cmd(
-    server: str | None = None, cwd: Path | None = None, as_json: bool = False
-) -> None:
-    """List the resources the servers offer (after filters)."""
+@_listing_help("List the resources the servers offer (after filters).")
+def resources_cmd(server: str | None = None, cwd: Path | None = None, as_json: bool = False) -> int:
     with _source(cwd) as source:
-        rows = source.resources(server=server)
+        report = source.report("resources", server=server, progress=_progress())
     if as_json:
-        emit_json(rows)
-        return
+        emit_json(list(report.rows))
+        return _finish(report, "resources")
     table(
         ["SERVER", "URI", "NAME", "DESCRIPTION"],
         [
@@ -159,24 +185,23 @@ def resources_cmd(
                 r.get("name", ""),
                 _first_line(r.get("description", "")),
             ]
-            for r in rows
+            for r in report.rows
         ],
     )
-    if not rows:
-        note("no MCP resources")
+    return _finish(report, "resources")
 
 
 @mcp.command("prompts")
 @_server_option
 @cwd_option
 @json_option
-def prompts_cmd(server: str | None = None, cwd: Path | None = None, as_json: bool = False) -> None:
-    """List the prompts the servers offer (after filters)."""
+@_listing_help("List the prompts the servers offer (after filters).")
+def prompts_cmd(server: str | None = None, cwd: Path | None = None, as_json: bool = False) -> int:
     with _source(cwd) as source:
-        rows = source.prompts(server=server)
+        report = source.report("prompts", server=server, progress=_progress())
     if as_json:
-        emit_json(rows)
-        return
+        emit_json(list(report.rows))
+        return _finish(report, "prompts")
     table(
         ["SERVER", "NAME", "ARGUMENTS", "DESCRIPTION"],
         [
@@ -186,11 +211,10 @@ def prompts_cmd(server: str | None = None, cwd: Path | None = None, as_json: boo
                 ", ".join(a["name"] for a in r.get("arguments", [])),
                 _first_line(r.get("description", "")),
             ]
-            for r in rows
+            for r in report.rows
         ],
     )
-    if not rows:
-        note("no MCP prompts")
+    return _finish(report, "prompts")
 
 
 @mcp.command("validate")
@@ -225,7 +249,7 @@ def validate_cmd(file: Path | None = None, cwd: Path | None = None, as_json: boo
     default=None,
     help="Proof JSON path (default .lemon/proofs/mcp-<kind>-latest.json).",
 )
-@cwd_option
+@project_option("Project directory whose .lemon/proofs/ receives the proof (default: current dir).")
 def smoke_cmd(kind: str, out: Path | None = None, cwd: Path | None = None) -> int:
     """Run the MCP smoke proof for KIND against the bundled fixture servers.
 
@@ -255,6 +279,21 @@ def _source(cwd: Path | None) -> Iterator[Any]:
         yield source
 
 
+def _finish(report: Any, what: str) -> int:
+    """Warn about every server that could not contribute; the listing's exit status."""
+    if report.off_reason:
+        note(report.off_reason)
+    for p in report.problems:
+        warn(
+            f"MCP server {p.server!r} {p.state}: {p.error}; its {what} are not listed "
+            "(run `lemon mcp status` for details)"
+        )
+    if not report.rows and not report.problems and not report.off_reason:
+        hint = " (run `lemon mcp status` to see why)" if what == "tools" else ""
+        note(f"no MCP {what}{hint}")
+    return 1 if report.problems else 0
+
+
 def _announce_sign_in(request: Any) -> None:
     note(
         f"MCP server {request.resource} needs a sign-in: open\n  {request.authorization_url}\n"
@@ -275,8 +314,7 @@ def _progress() -> Callable[[int, int], None] | None:
     return show
 
 
-def _tool_row(spec: Any) -> dict[str, Any]:
-    row = spec.to_dict()
+def _tool_row(row: dict[str, Any]) -> dict[str, Any]:
     return {k: row[k] for k in ("name", "server", "tool", "description", "input_schema")}
 
 
@@ -290,8 +328,10 @@ def _json_object(text: str) -> dict[str, Any]:
     return value
 
 
-def _state(enabled: bool) -> str:
-    return colour("enabled", "active") if enabled else colour("disabled", "disabled")
+def _state(state: str) -> str:
+    if state == "enabled":
+        return colour("enabled", "active")
+    return colour("off (mcp disabled)" if state == "off" else state, "disabled")
 
 
 def _first_line(text: str) -> str:

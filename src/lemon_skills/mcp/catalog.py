@@ -3,7 +3,10 @@
 Input: each server's name, handle key, filters and last listing. Output: one ``ToolSpec`` per
 exposed tool or utility, uniquely named, plus the naming conflicts. Utilities
 (``resources_list``, ``resource_read``, ``prompts_list``, ``prompt_get``) are offered for
-servers that declare the resources / prompts capability.
+servers that declare the resources / prompts capability and whose listing still has a resource
+(or template) / prompt once the filters are applied: a utility that could only answer "blocked"
+or "nothing" is noise for the model. A server that announces a list change is re-listed and
+the catalogue rebuilt, so the utilities appear or go with its items.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .config import Filters
-from .filters import tool_allowed
+from .filters import prompt_allowed, resource_allowed, tool_allowed
 from .handle import Listing
 from .naming import NameConflict, NameRequest, assign_tool_names
 
@@ -123,13 +126,7 @@ def _server_drafts(entry: CatalogEntry) -> list[tuple[NameRequest, ToolSpec]]:
             input_schema=_schema(tool.input_schema),
         )
         out.append((NameRequest(server=entry.server, item=tool.name), spec))
-    caps = entry.listing.capabilities
-    kinds: list[SpecKind] = []
-    if caps.get("resources"):
-        kinds += ["resources_list", "resource_read"]
-    if caps.get("prompts"):
-        kinds += ["prompts_list", "prompt_get"]
-    for kind in kinds:
+    for kind in _utility_kinds(entry):
         text, schema = UTILITIES[kind]
         spec = ToolSpec(
             name="",
@@ -142,6 +139,24 @@ def _server_drafts(entry: CatalogEntry) -> list[tuple[NameRequest, ToolSpec]]:
         )
         out.append((NameRequest(server=entry.server, item=kind, utility=True), spec))
     return out
+
+
+def _utility_kinds(entry: CatalogEntry) -> list[SpecKind]:
+    """The utilities that could return something: the server declares the capability and its
+    listing, after filters, still has an item (or failed, so nothing is known to be empty)."""
+    lst, f = entry.listing, entry.filters
+    kinds: list[SpecKind] = []
+    if lst.capabilities.get("resources") and (
+        lst.failed("resources")
+        or any(resource_allowed(f, r.uri, r.name) for r in lst.resources)
+        or any(resource_allowed(f, t.uri_template, t.name) for t in lst.templates)
+    ):
+        kinds += ["resources_list", "resource_read"]
+    if lst.capabilities.get("prompts") and (
+        lst.failed("prompts") or any(prompt_allowed(f, p.name) for p in lst.prompts)
+    ):
+        kinds += ["prompts_list", "prompt_get"]
+    return kinds
 
 
 def _schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:

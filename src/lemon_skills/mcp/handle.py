@@ -31,6 +31,10 @@ class Listing:
     listed_at: float = 0.0
     problems: tuple[str, ...] = ()
 
+    def failed(self, what: str) -> bool:
+        """Whether the ``resources`` (or its templates) or ``prompts`` listing failed."""
+        return any(p.startswith(f"{what}/") for p in self.problems)
+
 
 @dataclass(eq=False)
 class ServerHandle:

@@ -16,13 +16,16 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .. import config as settings_mod
 from ..paths import agent_dir
 from .config import ConfigIssue, Origin, ServerConfig
 from .naming import assign_server_names, server_name
 from .parse import document_entries, validate_servers
+
+#: A configured server's effective state in a directory (before any connection attempt).
+ServerState = Literal["enabled", "disabled", "off"]
 
 _TRUTHY = frozenset({"1", "true", "yes", "on"})
 
@@ -41,6 +44,20 @@ class ResolvedConfig:
     def active(self) -> tuple[ServerConfig, ...]:
         """Servers to connect: none when MCP is off here, else the enabled entries."""
         return tuple(s for s in self.servers if s.enabled) if self.enabled else ()
+
+    def state_of(self, server: ServerConfig) -> ServerState:
+        """``enabled``, ``disabled`` (the entry's own switch) or ``off`` (MCP is off here)."""
+        if not self.enabled:
+            return "off"
+        return "enabled" if server.enabled else "disabled"
+
+    def server_dicts(self) -> list[dict[str, Any]]:
+        """``to_dict()`` of every server plus its effective ``state`` and ``active`` flag."""
+        out = []
+        for s in self.servers:
+            state = self.state_of(s)
+            out.append(s.to_dict() | {"state": state, "active": state == "enabled"})
+        return out
 
 
 def global_config_path() -> Path:

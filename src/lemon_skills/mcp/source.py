@@ -34,6 +34,7 @@ from .core import SourceCore, View
 from .factories import oauth_factory
 from .factories import sampling_factory as default_sampling
 from .manager import AuthFactory, ElicitationFactory, McpManager, ProgressFn, SamplingFactory
+from .report import ListingKind, Report, collect, require_server
 from .runtime import Runtime
 from .sampling import DelegateFn
 
@@ -152,16 +153,42 @@ class McpSource:
     async def aresources(
         self, cwd: PathArg = None, *, server: str | None = None
     ) -> list[dict[str, Any]]:
-        """Every allowed resource (with its ``server``) of the servers of ``cwd``."""
-        where = self._dir(cwd)
-        return await self._rt.arun(lambda: self._listing(where, server, "resources"))
+        """Every allowed resource (with its ``server``) of the servers of ``cwd`` that answer
+        (``areport("resources")`` also says which did not).
+
+        Raises:
+            McpError: ``server`` names no configured server.
+        """
+        return list((await self.areport("resources", cwd, server=server)).rows)
 
     async def aprompts(
         self, cwd: PathArg = None, *, server: str | None = None
     ) -> list[dict[str, Any]]:
-        """Every allowed prompt (with its ``server``) of the servers of ``cwd``."""
+        """Every allowed prompt (with its ``server``) of the servers of ``cwd`` that answer
+        (``areport("prompts")`` also says which did not).
+
+        Raises:
+            McpError: ``server`` names no configured server.
+        """
+        return list((await self.areport("prompts", cwd, server=server)).rows)
+
+    async def areport(
+        self,
+        kind: ListingKind,
+        cwd: PathArg = None,
+        *,
+        server: str | None = None,
+        progress: ProgressFn | None = None,
+    ) -> Report:
+        """The ``tools`` (``ToolSpec.to_dict()`` rows), ``resources`` or ``prompts`` of the
+        servers of ``cwd`` (or only ``server``), with a ``ServerProblem`` for every server that
+        could not contribute: failed to start, disconnected, or refused the listing.
+
+        Raises:
+            McpError: ``server`` names no configured server (the hint names the known ones).
+        """
         where = self._dir(cwd)
-        return await self._rt.arun(lambda: self._listing(where, server, "prompts"))
+        return await self._rt.arun(lambda: self._report(where, kind, server, progress))
 
     # -- sync API ----------------------------------------------------------------------
 
@@ -208,13 +235,23 @@ class McpSource:
 
     def resources(self, cwd: PathArg = None, *, server: str | None = None) -> list[dict[str, Any]]:
         """Synchronous ``aresources``."""
-        where = self._dir(cwd)
-        return self._rt.run(lambda: self._listing(where, server, "resources"))
+        return list(self.report("resources", cwd, server=server).rows)
 
     def prompts(self, cwd: PathArg = None, *, server: str | None = None) -> list[dict[str, Any]]:
         """Synchronous ``aprompts``."""
+        return list(self.report("prompts", cwd, server=server).rows)
+
+    def report(
+        self,
+        kind: ListingKind,
+        cwd: PathArg = None,
+        *,
+        server: str | None = None,
+        progress: ProgressFn | None = None,
+    ) -> Report:
+        """Synchronous ``areport``."""
         where = self._dir(cwd)
-        return self._rt.run(lambda: self._listing(where, server, "prompts"))
+        return self._rt.run(lambda: self._report(where, kind, server, progress))
 
     def tool_specs(self, cwd: PathArg = None) -> list[ToolSpec]:
         """The catalogue behind the last discovery of ``cwd`` (for listings)."""
@@ -282,18 +319,16 @@ class McpSource:
         core = self._need_core()
         return list((await core.discover(where)).specs)
 
-    async def _listing(self, where: Path, server: str | None, what: str) -> list[dict[str, Any]]:
+    async def _report(
+        self, where: Path, kind: ListingKind, server: str | None, progress: ProgressFn | None
+    ) -> Report:
         core = self._need_core()
-        view = await core.discover(where)
-        out: list[dict[str, Any]] = []
-        for h in view.handles:
-            if server is not None and h.name != server:
-                continue
-            if not h.connected or not h.listing.capabilities.get(what):
-                continue
-            rows = await (core.resources(h) if what == "resources" else core.prompts(h))
-            out.extend({"server": h.name, **row} for row in rows)
-        return out
+        if server is not None:
+            require_server(core.view(where).config, server)
+        if not self._rt.owned:
+            await core.refresh_expired()
+        view = await core.discover(where, progress=progress)
+        return await collect(core, view, kind, server)
 
     def _tools_of(self, view: View) -> list[Tool]:
         key = (view.cwd, view.generation)
