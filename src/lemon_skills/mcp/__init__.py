@@ -6,8 +6,9 @@ name that needs it) is first used, so ``lemon skill ...`` never pays for it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy_attrs import lazy_getattr
 
 if TYPE_CHECKING:
     from .config import ConfigIssue, Filters, HttpServer, ServerConfig, SseServer, StdioServer
@@ -48,10 +49,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
