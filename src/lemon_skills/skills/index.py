@@ -199,6 +199,8 @@ _ANALYSED: dict[tuple[object, ...], _Analysed] = {}
 
 
 def _stamp(entry: Entry) -> tuple[object, ...]:
+    """What identifies one version of a skill: the stat signature changes with every edit and
+    costs no read; entries built in memory (no file) fall back to their text."""
     if entry.file_sig is not None:
         return (entry.key, entry.source, entry.real_path, entry.file_sig)
     digest = hashlib.sha256(f"{entry.manifest!r}{entry.body}".encode()).hexdigest()
@@ -353,10 +355,7 @@ def cache_key(entries: Sequence[Entry], weights: Weights = DEFAULT_WEIGHTS) -> s
     """A digest of everything the index depends on: format, weights and each skill's bytes."""
     h = hashlib.sha256(f"{FORMAT}:{weights.fingerprint()}:{BODY_CHARS}:{BACKGROUND}".encode())
     for e in entries:
-        # The stat signature changes with every edit and costs no read; entries built in
-        # memory (no file) fall back to their text.
-        stamp = e.file_sig or hashlib.sha256(f"{e.manifest!r}{e.body}".encode()).hexdigest()
-        h.update(f"\0{e.key}\0{e.source}\0{e.real_path}\0{stamp}".encode())
+        h.update(f"\0{_stamp(e)!r}".encode())
     return h.hexdigest()[:32]
 
 
