@@ -128,11 +128,12 @@ def status(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
         if st.error:
             click.echo(f"  {st.error}")
     if st.error:
-        if st.error.startswith("Skill not found"):
-            from ..errors import SkillNotFound
+        from ..errors import SkillNotFound
 
-            hint = SkillNotFound(key, suggestions=api.suggest(key, api.view(cwd).by_key)).hint
-            note(f"hint: {hint}")
+        try:
+            api.require(key, cwd=cwd)
+        except SkillNotFound as exc:  # the status above already said so; add what to do
+            note(f"hint: {exc.hint}")
         raise click.exceptions.Exit(1)
 
 
