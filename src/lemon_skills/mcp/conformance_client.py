@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -41,6 +42,8 @@ CIMD_URL = "https://conformance-test.local/client-metadata.json"
 REDIRECT_URI = "http://localhost:3000/callback"
 #: The entry's name: tools are ``mcp_conformance_<tool>``.
 SERVER = "conformance"
+#: How long the sse-retry scenario lets the SDK's standalone GET stream open before calling.
+STANDALONE_STREAM_SETTLE_S = 0.5
 _SDK_ONLY = ("auth/client-credentials-jwt", "auth/cross-app-access-complete-flow")
 _TOOL_FOR = {
     "tools_call": ("add_numbers", {"a": 5, "b": 3}),
@@ -237,6 +240,12 @@ def run(scenario: str, url: str, context: Mapping[str, Any]) -> None:
             target, arguments = next(iter(tools)), {}
         else:
             return
+        if scenario == "sse-retry":
+            # The SDK opens its standalone GET stream in the background after initializing;
+            # the mock counts the first GET after the call's priming event as the client's
+            # reconnection, so a GET still opening when the call starts reads as reconnecting
+            # early. Give that stream time to open first.
+            time.sleep(STANDALONE_STREAM_SETTLE_S)
         result = source.call_tool(tools[target], arguments)
         logger.info("%s -> is_error=%s", target, result.is_error)
 
