@@ -12,8 +12,16 @@ from typing import Any, TypeVar
 
 import click
 
-from ..paths import resolve_cwd
-from ._output import colour, emit_json, json_option, note, project_option, table, warn
+from lemon_skills.cli._output import (
+    colour,
+    emit_json,
+    json_option,
+    note,
+    project_option,
+    table,
+    warn,
+)
+from lemon_skills.paths import resolve_cwd
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,7 +62,7 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
     STATE is what applies here: `enabled`, `disabled` (the entry's own "enabled": false) or
     `off (mcp disabled)` when MCP is switched off for this directory (the reason is on stderr).
     """
-    from ..mcp.resolve import load
+    from lemon_skills.mcp.config.resolve import load
 
     resolved = load(resolve_cwd(cwd))
     if as_json:
@@ -151,7 +159,7 @@ def tools_cmd(server: str | None = None, cwd: Path | None = None, as_json: bool 
 @json_option
 def call_cmd(tool: str, args_json: str, cwd: Path | None = None, as_json: bool = False) -> int:
     """Call TOOL (its mcp_<server>_<tool> name) and print the result; exit 1 on a tool error."""
-    from ..mcp.results import call_json
+    from lemon_skills.mcp.results import call_json
 
     params = _json_object(args_json)
     with _source(cwd) as source:
@@ -223,7 +231,7 @@ def prompts_cmd(server: str | None = None, cwd: Path | None = None, as_json: boo
 @json_option
 def validate_cmd(file: Path | None = None, cwd: Path | None = None, as_json: bool = False) -> int:
     """Check FILE (an mcp.json), or every config source of --cwd; exit 1 on any error."""
-    from ..mcp.resolve import load, read_document
+    from lemon_skills.mcp.config.resolve import load, read_document
 
     if file is not None:
         if not file.exists():
@@ -260,7 +268,7 @@ def smoke_cmd(kind: str, out: Path | None = None, cwd: Path | None = None) -> in
     sse:   14 checks
     Everything runs on 127.0.0.1 with a throw-away agent dir; exit 1 when a check fails.
     """
-    from ..mcp.smoke import run_smoke, write_proof
+    from lemon_skills.selftest import run_smoke, write_proof
 
     proof = run_smoke(kind)
     paths = write_proof(proof, out=out, cwd=resolve_cwd(cwd))
@@ -271,8 +279,8 @@ def smoke_cmd(kind: str, out: Path | None = None, cwd: Path | None = None) -> in
 
 @contextmanager
 def _source(cwd: Path | None) -> Iterator[Any]:
-    from ..mcp.factories import oauth_factory
-    from ..mcp.source import McpSource
+    from lemon_skills.mcp.factories import oauth_factory
+    from lemon_skills.mcp.source import McpSource
 
     auth = oauth_factory(on_authorization=_announce_sign_in)
     with McpSource(cwd=resolve_cwd(cwd), auth_factory=auth) as source:

@@ -34,10 +34,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import Implementation
 
-from .. import __version__
-from ..errors import McpConnectError, McpError
-from . import logs
-from .config import HttpServer, ServerConfig, SseServer, StdioServer
+from lemon_skills import __version__
+from lemon_skills.errors import McpConnectError, McpError
+from lemon_skills.mcp import logs
+from lemon_skills.mcp.config.entries import HttpServer, ServerConfig, SseServer, StdioServer
 
 #: Bytes of a server's stderr kept for error messages.
 STDERR_TAIL_BYTES = 8192

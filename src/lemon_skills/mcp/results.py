@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp import types
 
-from ..tools.base import ToolResult
+from lemon_skills.tool import ToolResult
 
 
 def block_dict(block: Any) -> dict[str, Any]:
