@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from lemon_skills.cli import main
-from tests.helpers.mcp import rich, smoke
+from tests.helpers.mcp import broken, rich, smoke
 
 
 @pytest.fixture
@@ -267,3 +270,47 @@ def test_list_shows_each_entrys_own_switch_when_mcp_is_on(project, capsys):
     assert next(line for line in out.splitlines() if line.startswith("off ")).split()[3] == (
         "disabled"
     )
+
+
+def test_status_of_one_server_starts_only_it_and_shows_its_stderr(project, capsys):
+    hung = broken("hung", "hang", ready_timeout_ms=20_000)
+    write_config(project, {"servers": [broken("crash", "crash"), hung]})
+    started = time.monotonic()
+    code, out, _ = run(capsys, "mcp", "status", "crash", "--cwd", str(project))
+    assert time.monotonic() - started < 10
+    assert code == 1
+    assert "stderr (last lines):" in out and "fatal: bad configuration (planned crash)" in out
+    assert "hung" not in out
+    code, out, err = run(capsys, "mcp", "logs", "crash", "--cwd", str(project))
+    assert code == 0 and out.strip() == "fatal: bad configuration (planned crash)"
+    assert "mcp-logs" in err
+    code, _, err = run(capsys, "mcp", "logs", "nope", "--cwd", str(project))
+    assert code == 1 and "unknown MCP server 'nope'" in err
+
+
+def test_status_exits_1_when_a_server_failed(project, capsys):
+    write_config(project, {"servers": [smoke("fx"), GHOST]})
+    code, out, _ = run(capsys, "mcp", "status", "--json", "--cwd", str(project))
+    data = json.loads(out)
+    assert code == 1 and data["servers"]["fx"]["connected"] is True
+    assert "executable not found" in data["servers"]["ghost"]["last_error"]
+
+
+def test_call_checks_its_arguments_before_loading_the_sdk(project):
+    write_config(project, {"servers": [GHOST]})
+    code = (
+        "import sys; from lemon_skills.cli import main\n"
+        "rc = main(['mcp', 'call', 'mcp_ghost_x', '--args', '[1]', '--cwd', sys.argv[1]])\n"
+        "print(rc, 'mcp' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(project)], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.split() == ["2", "False"], done.stderr
+    assert "must be a JSON object" in done.stderr
+
+
+def test_call_says_mcp_is_disabled(configured, capsys, monkeypatch):
+    monkeypatch.setenv("LEMON_MCP_DISABLED", "1")
+    code, _, err = run(capsys, "mcp", "call", "mcp_rich_echo", "--cwd", str(configured))
+    assert code == 1 and "MCP is off here (disabled by LEMON_MCP_DISABLED)" in err

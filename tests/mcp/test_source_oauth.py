@@ -184,7 +184,7 @@ def test_the_cli_shows_the_sign_in_url_and_the_denial(make_stack, project, agent
     code = main(["mcp", "status", "--json", "--cwd", str(project)])
     seen = operator.finish(op)
     out, err = capsys.readouterr()
-    assert code == 0
+    assert code == 1
     assert f"MCP server {stack.mcp_url} needs a sign-in" in err
     action = seen["action"]
     assert isinstance(action, dict)

@@ -153,19 +153,27 @@ def test_unknown_tool_names_suggest_close_matches(shared):
     assert "mcp_rich_echo" in (err.value.hint or "")
 
 
-def test_killing_one_of_three_servers_leaves_the_others_answering(make_source):
-    source = make_source([rich("a"), rich("b"), rich("c")])
+def test_a_server_killed_while_idle_is_respawned_before_the_next_call(make_source):
+    source = make_source([rich("a"), rich("b")])
     source.discover_tools()
     pid = int(source.call_tool("mcp_a_pid").text)
     os.kill(pid, signal.SIGKILL)
-    with pytest.raises(McpToolError):
-        source.call_tool("mcp_a_echo", {"message": "x"})
-    assert source.call_tool("mcp_b_echo", {"message": "x"}).text == "echo:x"
-    assert source.call_tool("mcp_c_echo", {"message": "x"}).text == "echo:x"
-    source.refresh()
-    assert source.status()["servers"]["a"]["connected"] is True
     assert source.call_tool("mcp_a_echo", {"message": "back"}).text == "echo:back"
     assert int(source.call_tool("mcp_a_pid").text) != pid
+    assert source.call_tool("mcp_b_echo", {"message": "x"}).text == "echo:x"
+    assert source.status()["servers"]["a"]["connected"] is True
+
+
+def test_a_server_killed_while_idle_is_respawned_in_async_mode_too():
+    async def main() -> tuple[int, int]:
+        async with McpSource([rich("a")], include_config=False) as source:
+            pid = int((await source.acall_tool("mcp_a_pid")).text)
+            os.kill(pid, signal.SIGKILL)
+            await anyio.sleep(0.2)  # let the manager see the exit (it must not then back off)
+            return pid, int((await source.acall_tool("mcp_a_pid")).text)
+
+    before, after = anyio.run(main)
+    assert after != before
 
 
 def test_failing_servers_only_affect_themselves(make_source):
@@ -271,7 +279,7 @@ def test_a_disabled_source_has_no_tools(make_source):
     assert source.discover_tools() == []
     status = source.status()
     assert status["disabled"] is True and status["servers"] == {} and status["cached_tools"] == 0
-    with pytest.raises(McpToolError, match="unknown MCP tool"):
+    with pytest.raises(McpToolError, match=r"MCP is off here \(disabled by the caller\)"):
         source.call_tool("mcp_x_echo")
 
 

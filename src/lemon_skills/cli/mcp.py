@@ -89,16 +89,32 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
 
 
 @mcp.command("status")
+@click.argument("server_arg", metavar="[SERVER]", required=False)
+@_server_option
 @cwd_option
 @json_option
-def status_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
-    """Connect to every server and show what each offers or why it failed."""
+def status_cmd(
+    server_arg: str | None = None,
+    server: str | None = None,
+    cwd: Path | None = None,
+    as_json: bool = False,
+) -> int:
+    """Connect to every server (or only SERVER) and show what each offers or why it failed.
+
+    With SERVER, also prints the tail of its stderr (`lemon mcp logs SERVER` has more).
+    Exit status: 1 when a server that applies failed, else 0.
+    """
+    if server_arg and server and server_arg != server:
+        raise click.UsageError("give the server once (SERVER or --server)")
+    only = server_arg or server
     with _source(cwd) as source:
-        source.discover_tools(progress=_progress())
+        report = source.report("tools", server=only, progress=_progress())
         data = source.status()
+    if only is not None:
+        data["servers"] = {k: v for k, v in data["servers"].items() if k == only}
     if as_json:
         emit_json(data)
-        return
+        return 1 if report.problems else 0
     if data["disabled"]:
         note(f"MCP is off here: {data.get('disabled_reason')}")
     rows = [
@@ -112,7 +128,39 @@ def status_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
         for name, s in data["servers"].items()
     ]
     table(["SERVER", "TRANSPORT", "STATE", "TOOLS/RES/PROMPTS", "LAST ERROR"], rows)
+    if only is not None:
+        _print_stderr(data["servers"].get(only, {}))
     _print_issues_dicts(data.get("config_errors", []))
+    return 1 if report.problems else 0
+
+
+@mcp.command("logs")
+@click.argument("server")
+@click.option("--follow", "-f", is_flag=True, help="Keep printing what the server writes.")
+@click.option("--lines", "-n", default=200, show_default=True, help="How many lines to show.")
+@cwd_option
+def logs_cmd(server: str, follow: bool, lines: int, cwd: Path | None = None) -> None:
+    """Print the stderr of stdio server SERVER as kept on disk (the last 2 MB of every run).
+
+    \b
+    The file is <agent dir>/mcp-logs/<server>-<id>.log; its path is printed on stderr.
+    """
+    from lemon_skills.mcp.config.resolve import load
+    from lemon_skills.mcp.errlog import follow as follow_log
+    from lemon_skills.mcp.errlog import log_path, read_log
+    from lemon_skills.mcp.report import require_server
+
+    path = log_path(require_server(load(resolve_cwd(cwd)), server))
+    note(f"{path}")
+    if not path.exists() and not follow:
+        note(f"nothing logged yet for {server!r} (only stdio servers have a stderr)")
+        return
+    text = read_log(path).decode("utf-8", "replace") if path.exists() else ""
+    for line in text.splitlines()[-lines:] if lines > 0 else []:
+        click.echo(line)
+    if follow:
+        for chunk in follow_log(path):
+            click.echo(chunk.decode("utf-8", "replace"), nl=False)
 
 
 _EXIT_HELP = """
@@ -158,12 +206,16 @@ def tools_cmd(server: str | None = None, cwd: Path | None = None, as_json: bool 
 @cwd_option
 @json_option
 def call_cmd(tool: str, args_json: str, cwd: Path | None = None, as_json: bool = False) -> int:
-    """Call TOOL (its mcp_<server>_<tool> name) and print the result; exit 1 on a tool error."""
+    """Call TOOL (its mcp_<server>_<tool> name) and print the result; exit 1 on a tool error.
+
+    Only the server TOOL belongs to is started. Progress the server reports is shown on a
+    terminal.
+    """
+    params = _json_object(args_json)
     from lemon_skills.mcp.results import call_json
 
-    params = _json_object(args_json)
     with _source(cwd) as source:
-        result = source.call_tool(tool, params)
+        result = source.call_tool(tool, params, on_progress=_call_progress())
     if as_json:
         emit_json(call_json(result))
     else:
@@ -320,6 +372,29 @@ def _progress() -> Callable[[int, int], None] | None:
             click.echo("\r\033[K", err=True, nl=False)
 
     return show
+
+
+def _call_progress() -> Callable[[float, float | None, str | None], None] | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(progress: float, total: float | None, message: str | None) -> None:
+        done = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+        click.echo(
+            f"\r\033[Kprogress {done}" + (f": {message}" if message else ""), err=True, nl=False
+        )
+        if total and progress >= total:
+            click.echo("\r\033[K", err=True, nl=False)
+
+    return show
+
+
+def _print_stderr(status: dict[str, Any]) -> None:
+    tail = status.get("stderr_tail") or []
+    if tail:
+        click.echo("\nstderr (last lines):")
+        for line in tail:
+            click.echo(f"  {line}")
 
 
 def _tool_row(row: dict[str, Any]) -> dict[str, Any]:

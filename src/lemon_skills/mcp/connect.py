@@ -11,17 +11,15 @@ sampling layers: ``auth`` (an ``httpx2.Auth`` for HTTP/SSE), ``http_client`` (St
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 import re
 import shutil
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import anyio
 import httpx2
@@ -38,9 +36,8 @@ from lemon_skills import __version__
 from lemon_skills.errors import McpConnectError, McpError
 from lemon_skills.mcp import logs
 from lemon_skills.mcp.config.entries import HttpServer, ServerConfig, SseServer, StdioServer
+from lemon_skills.mcp.errlog import StderrLog, StderrPipe, close_quietly, log_path
 
-#: Bytes of a server's stderr kept for error messages.
-STDERR_TAIL_BYTES = 8192
 #: How long an event stream (legacy SSE, Streamable HTTP GET) may stay silent. Long on purpose:
 #: the synchronous facade pauses its loop between calls, and a short read timeout would then
 #: drop idle streams; every request still has its own ``timeout_ms``.
@@ -57,7 +54,8 @@ class Probe:
     can explain a failure before the attempt has finished tearing down."""
 
     closed: anyio.Event = field(default_factory=anyio.Event)
-    stderr: deque[bytes] = field(default_factory=deque)
+    stderr: StderrLog = field(default_factory=StderrLog)
+    pipe: StderrPipe | None = None
     protocol_errors: int = 0
     http_status: int | None = None
 
@@ -68,9 +66,7 @@ class Probe:
 
     def stderr_tail(self, lines: int = 3) -> str:
         """The last lines the server wrote to stderr (empty for HTTP/SSE)."""
-        text = b"".join(self.stderr).decode("utf-8", "replace")
-        kept = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        return " | ".join(kept[-lines:])
+        return self.stderr.summary(lines)
 
 
 @dataclass(eq=False)
@@ -89,6 +85,13 @@ class Connection:
     def stderr_tail(self, lines: int = 3) -> str:
         """The last lines the server wrote to stderr."""
         return self.probe.stderr_tail(lines)
+
+    def gone(self) -> bool:
+        """Whether the transport is known to have ended, or a stdio server's stderr pipe has
+        (checked without running the event loop, so a server that died while the loop was
+        paused is noticed before anything is sent to it)."""
+        pipe = self.probe.pipe
+        return self.closed.is_set() or (pipe is not None and pipe.gone())
 
 
 def expand(text: str, env: Mapping[str, str]) -> str:
@@ -146,7 +149,11 @@ async def connect(
     # (a scope around the entry alone would end before the transport's task groups do).
     with anyio.CancelScope(deadline=anyio.current_time() + ready_s) as scope:
         async with AsyncExitStack() as stack:
-            errlog = _stderr_sink(stack, seen.stderr) if isinstance(config, StdioServer) else None
+            errlog = None
+            if isinstance(config, StdioServer):
+                seen.stderr.path = log_path(config)
+                seen.pipe = StderrPipe(seen.stderr)
+                errlog = seen.pipe.open(stack)
             transport = await _open_transport(config, env, stack, errlog, auth, http_client, seen)
             client = Client(
                 _Watched(transport, seen.closed),
@@ -166,7 +173,7 @@ async def connect(
             finally:
                 # The child has its own copy of the stderr pipe; ours would only keep it open.
                 if errlog is not None:
-                    _close_quietly(errlog)
+                    close_quietly(errlog)
             scope.deadline = math.inf
             yield Connection(client=client, config=config, probe=seen)
             return
@@ -264,53 +271,6 @@ def stdio_parameters(config: StdioServer, env: Mapping[str, str]) -> StdioServer
     if cwd is not None and not cwd.is_dir():
         raise McpConnectError(f"working directory does not exist: {cwd}", server=config.name)
     return StdioServerParameters(command=command, args=args, env=child_env or None, cwd=cwd)
-
-
-def _stderr_sink(stack: AsyncExitStack, tail: deque[bytes]) -> TextIO:
-    """A pipe for the child's stderr whose output is kept as a bounded tail.
-
-    Read by an event-loop reader callback rather than a task, so no task group wraps the
-    caller's exceptions. Outside asyncio the stderr is discarded.
-    """
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        sink = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - closed by the stack
-        stack.callback(sink.close)
-        return sink
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(read_fd, False)
-    size = [0]
-
-    def on_readable() -> None:
-        try:
-            chunk = os.read(read_fd, 65536)
-        except BlockingIOError:
-            return
-        except OSError:
-            chunk = b""
-        if not chunk:
-            loop.remove_reader(read_fd)
-            return
-        tail.append(chunk)
-        size[0] += len(chunk)
-        while size[0] > STDERR_TAIL_BYTES and len(tail) > 1:
-            size[0] -= len(tail.popleft())
-
-    def close() -> None:
-        loop.remove_reader(read_fd)
-        os.close(read_fd)
-
-    loop.add_reader(read_fd, on_readable)
-    stack.callback(close)
-    writer = os.fdopen(write_fd, "w", encoding="utf-8")
-    stack.callback(_close_quietly, writer)
-    return writer
-
-
-def _close_quietly(f: Any) -> None:
-    if not f.closed:
-        f.close()
 
 
 class _Watched:

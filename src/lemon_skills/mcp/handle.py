@@ -10,11 +10,13 @@ import anyio
 from mcp import types
 
 from lemon_skills.mcp.config.entries import ServerConfig
-from lemon_skills.mcp.connect import Connection, describe
+from lemon_skills.mcp.connect import Connection, Probe, describe
 from lemon_skills.mcp.oauth.failure import auth_status
 
 ServerState = Literal["pending", "connecting", "connected", "failed", "stopped"]
 
+#: Lines of a stdio server's stderr that status shows.
+STATUS_STDERR_LINES = 20
 #: A paginated listing stops after this many pages, so a broken paginator cannot hang us.
 MAX_PAGES = 100
 
@@ -64,6 +66,10 @@ class ServerHandle:
     auth_required: dict[str, Any] | None = None
     #: Retry only when forced (an interactive sign-in failed; retrying would ask again).
     hold: bool = False
+    #: The last session had come up and then ended: a caller may reconnect without backoff.
+    lost: bool = False
+    #: What the last connection attempt observed (its stderr, for status).
+    probe: Probe | None = None
     wake: anyio.Event = field(default_factory=anyio.Event)
     changed: anyio.Event = field(default_factory=anyio.Event)
     scope: anyio.CancelScope | None = None
@@ -121,6 +127,8 @@ class ServerHandle:
             "retry_in_ms": retry_in,
             "failures": self.failures,
         }
+        if self.probe is not None and self.probe.pipe is not None:
+            out["stderr_tail"] = self.probe.stderr.tail(STATUS_STDERR_LINES)
         oauth = auth_status(self.auth)
         if oauth is not None:
             out["oauth"] = oauth

@@ -32,6 +32,7 @@ from lemon_skills.mcp.connect import (
     startup_failure,
     startup_timeout,
 )
+from lemon_skills.mcp.deadline import Deadline
 from lemon_skills.mcp.handle import ServerHandle, fetch_listing
 from lemon_skills.mcp.oauth.failure import auth_error, begin_attempt, explain_failure
 
@@ -43,6 +44,8 @@ ProgressFn = Callable[[int, int], None]
 
 #: Extra time a waiter allows beyond a server's ready timeout (teardown of a failed attempt).
 _WAIT_GRACE_S = 1.0
+#: How long a connection whose stderr ended may take to show that its transport ended too.
+_EXIT_NOTICE_S = 0.5
 #: How long shutdown waits for servers to stop before cancelling what is left.
 SHUTDOWN_GRACE_S = 8.0
 _LIST_CHANGED = (
@@ -195,7 +198,12 @@ class McpManager:
                 tg.start_soon(wait, h, attempt)
 
     async def refresh(
-        self, handles: list[ServerHandle], *, force: bool = False, max_age_s: float = math.inf
+        self,
+        handles: list[ServerHandle],
+        *,
+        force: bool = False,
+        max_age_s: float = math.inf,
+        progress: ProgressFn | None = None,
     ) -> None:
         """Re-list connected servers that are stale, older than ``max_age_s`` or all
         (``force``); then reconnect what is down and due (everything down with ``force``)."""
@@ -205,7 +213,7 @@ class McpManager:
                 old = now - h.listing.listed_at >= max_age_s
                 if h.connected and (force or h.stale or old):
                     tg.start_soon(self.relist, h)
-        await self.connect_all(handles, force=force)
+        await self.connect_all(handles, force=force, progress=progress)
 
     async def relist(self, handle: ServerHandle) -> None:
         """Fetch a fresh listing; a failure means the session is suspect and is reopened."""
@@ -230,36 +238,90 @@ class McpManager:
         op: Callable[[Any], Awaitable[T]],
         *,
         what: str,
+        deadline: Deadline | None = None,
+        resend: bool = True,
     ) -> T:
-        """Run ``op(client)`` on the server's session.
+        """Run ``op(client)`` on the server's session, under ``deadline`` (default: the
+        entry's ``timeout_ms``; progress pushes it back up to ``max_total_timeout_ms``).
+
+        A server found dead before sending (its process exited, its session ended) is
+        reconnected first, without waiting for a backoff. When the connection breaks while
+        the request is in flight, the request is sent again once on a new session only when
+        ``resend`` (listings, reads) or when the server is known to have refused it unread
+        (an HTTP 404 for a stale session); a tool call may already have run, so it is not.
 
         Raises:
-            McpToolError: the server is down (after one due reconnect attempt), the request
-                timed out, the server answered with a protocol error or an invalid result.
+            McpToolError: the server is down (after one reconnect attempt), the request
+                timed out, the connection broke, the server answered with a protocol error or
+                an invalid result.
         """
+        deadline = deadline or self.deadline(handle.config)
+        conn = await self._ready(handle)
+        try:
+            return await self._send(handle, conn, op, what, deadline)
+        except _Lost as lost:
+            if not (resend or lost.unread):
+                tail = conn.stderr_tail()
+                raise McpToolError(
+                    f"{what}: the connection was lost while the request was in flight "
+                    f"({lost.reason}); it may have run on the server, so it was not sent "
+                    "again" + (f"; stderr: {tail}" if tail else ""),
+                    server=handle.name,
+                    hint="check whether it took effect before calling it again",
+                ) from lost.__cause__
+        conn = await self._ready(handle)
+        try:
+            return await self._send(handle, conn, op, what, deadline)
+        except _Lost as lost:
+            raise McpToolError(
+                f"{what} failed: connection lost ({lost.reason})", server=handle.name
+            ) from lost.__cause__
+
+    @staticmethod
+    def deadline(cfg: ServerConfig, timeout_s: float | None = None, **kw: Any) -> Deadline:
+        """A request deadline from the entry's timeouts (``timeout_s`` overrides the first)."""
+        timeout = cfg.timeout_ms / 1000 if timeout_s is None else timeout_s
+        return Deadline(timeout, cfg.max_total_timeout_ms / 1000, **kw)
+
+    async def _ready(self, handle: ServerHandle) -> Connection:
+        """The live connection, reconnecting one that is gone or was lost."""
+        conn = handle.conn
+        if conn is not None and not conn.gone():
+            return conn
+        if conn is not None:
+            # Died while idle: let the transport notice, then start over now.
+            with anyio.move_on_after(_EXIT_NOTICE_S):
+                await conn.closed.wait()
+            if conn.closed.is_set() or handle.conn is not conn:
+                self.reconnect(handle, reason=_exited(conn))
+            elif handle.conn is conn:
+                return conn  # its stderr closed, but it still answers
+        await self.connect_all([handle], force=handle.lost)
         conn = handle.conn
         if conn is None or conn.closed.is_set():
-            await self.connect_all([handle])
-            conn = handle.conn
-            if conn is None or conn.closed.is_set():
-                reason = handle.last_error or "not connected yet"
-                raise McpToolError(
-                    f"not connected ({reason})",
-                    server=handle.name,
-                    hint="`lemon mcp status` shows every server; `refresh()` reconnects now",
-                )
-        timeout = handle.config.timeout_ms / 1000
+            reason = handle.last_error or "not connected yet"
+            raise McpToolError(
+                f"not connected ({reason})",
+                server=handle.name,
+                hint="`lemon mcp status` shows every server; `refresh()` reconnects now",
+            )
+        return conn
+
+    async def _send(
+        self,
+        handle: ServerHandle,
+        conn: Connection,
+        op: Callable[[Any], Awaitable[T]],
+        what: str,
+        deadline: Deadline,
+    ) -> T:
         failed_before = getattr(handle.auth, "last_error", None)
         try:
-            # One deadline covers the write and the wait; when it fires the SDK tells the
-            # server (notifications/cancelled) and the session stays usable.
-            with anyio.fail_after(timeout):
+            with deadline.running():
                 return await op(conn.client)
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
-                raise McpToolError(
-                    f"{what} timed out after {timeout:g} s", server=handle.name
-                ) from None
+                raise McpToolError(f"{what} {deadline.reason()}", server=handle.name) from None
             if not _broken(exc):
                 raise McpToolError(f"{what} failed: {exc.message}", server=handle.name) from exc
             # A failed re-authorization ends the session; its own reason is the precise one.
@@ -268,16 +330,15 @@ class McpManager:
             self.reconnect(
                 handle, start=False, reason=precise or f"connection lost ({exc.message})"
             )
-            raise McpToolError(
-                f"{what} failed: {precise or exc.message}", server=handle.name
-            ) from exc
+            if precise is not None:
+                raise McpToolError(f"{what} failed: {precise}", server=handle.name) from exc
+            stale = "session terminated" in exc.message.lower() and conn.probe.http_status == 404
+            raise _Lost(exc.message, unread=stale) from exc
         except TimeoutError:
-            raise McpToolError(
-                f"{what} timed out after {timeout:g} s", server=handle.name
-            ) from None
+            raise McpToolError(f"{what} {deadline.reason()}", server=handle.name) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             self.reconnect(handle, start=False, reason="connection lost")
-            raise McpToolError(f"{what} failed: connection lost", server=handle.name) from exc
+            raise _Lost("connection closed") from exc
         except (ValidationError, RuntimeError) as exc:
             reason = f"the server's answer is invalid: {describe(exc)}"
             raise McpToolError(f"{what} failed: {reason}", server=handle.name) from exc
@@ -303,9 +364,10 @@ class McpManager:
     async def _attempt(self, h: ServerHandle) -> None:
         h.attempts += 1
         h.hold = False
+        h.lost = False
         h.state = "connecting"
         h.notify()
-        probe = Probe()
+        h.probe = probe = Probe()
         up: list[float] = []
         async with anyio.create_task_group() as watch:
             watch.start_soon(self._watchdog, h, probe)
@@ -384,6 +446,7 @@ class McpManager:
             h.state = "stopped"
         else:
             h.state = "failed"
+            h.lost = lived is not None
             base, cap = self._backoff
             if lived is not None and now - lived >= cap:
                 h.failures = 0  # it ran well for a while: start the backoff over
@@ -393,6 +456,21 @@ class McpManager:
             if h.hold:
                 h.retry_at = math.inf
         h.notify()
+
+
+class _Lost(Exception):
+    """Internal: the connection broke under a request; ``unread``: the server refused it
+    without reading it (so sending it again cannot duplicate work)."""
+
+    def __init__(self, reason: str, *, unread: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.unread = unread
+
+
+def _exited(conn: Connection) -> str:
+    tail = conn.stderr_tail()
+    return "the server exited" + (f"; stderr: {tail}" if tail else "")
 
 
 def _alive(h: ServerHandle) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from lemon_skills.errors import McpError, McpToolError
+from lemon_skills.mcp.config.entries import ServerConfig
 from lemon_skills.mcp.config.resolve import ResolvedConfig
 
 if TYPE_CHECKING:
@@ -46,15 +47,16 @@ class Report:
     off_reason: str | None = None
 
 
-def require_server(config: ResolvedConfig, name: str) -> None:
-    """Check that ``name`` is a configured server (enabled or not) of ``config``.
+def require_server(config: ResolvedConfig, name: str) -> ServerConfig:
+    """The configured server (enabled or not) of ``config`` called ``name``.
 
     Raises:
         McpError: no such server; the hint names the closest match and the known servers.
     """
+    for s in config.servers:
+        if s.name == name:
+            return s
     known = sorted(s.name for s in config.servers if s.name)
-    if name in known:
-        return
     if not known:
         hint = "no MCP servers are configured here (see `lemon mcp --help`)"
     else:

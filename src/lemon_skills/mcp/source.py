@@ -22,12 +22,13 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 from lemon_skills import settings as settings_mod
 from lemon_skills.approvals import ApprovalStore
-from lemon_skills.errors import UsageError
+from lemon_skills.errors import McpToolError, UsageError
 from lemon_skills.mcp.catalog.build import ToolSpec
+from lemon_skills.mcp.deadline import OnProgressFn
 from lemon_skills.mcp.factories import oauth_factory
 from lemon_skills.mcp.factories import sampling_factory as default_sampling
 from lemon_skills.mcp.manager import (
@@ -127,24 +128,37 @@ class McpSource:
         return await self._rt.arun(lambda: self._discover(where, force_refresh, progress))
 
     async def acall_tool(
-        self, name: str, params: Mapping[str, Any] | None = None, *, cwd: PathArg = None
+        self,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        cwd: PathArg = None,
+        timeout: float | None = None,
+        on_progress: OnProgressFn | None = None,
     ) -> ToolResult:
         """Call a tool by its model-facing name (``mcp_<server>_<tool>``).
 
-        Returns the server's result (``is_error`` set when the tool reported a failure).
+        Only the server the name belongs to is started, if it is not running yet.
+        ``timeout`` (seconds) replaces the entry's ``timeout_ms`` for this call; every
+        progress notification restarts it, up to the entry's ``max_total_timeout_ms``, and
+        is passed to ``on_progress(progress, total, message)`` (a function or coroutine
+        function). Returns the server's result (``is_error`` set when the tool reported a
+        failure).
 
         Raises:
-            McpToolError: unknown name, server down, timeout, protocol error.
+            McpToolError: unknown name, server down, timeout, protocol error, or the
+                connection broke while the call was in flight (it is never sent twice).
         """
         args = dict(params) if params else {}
+        opts = _CallOptions(timeout, on_progress)
         core = self._rt.core
         if core is not None and cwd is None and self._rt.in_owner_loop():
             # The hot path of an agent loop inside `async with`: no thread hop, no path work.
             spec = core.find(name, None)
             if spec is not None:
-                return await core.invoke(spec, args)
+                return await core.invoke(spec, args, timeout=timeout, on_progress=on_progress)
         where = self._dir(cwd)
-        return await self._rt.arun(lambda: self._call(name, args, where))
+        return await self._rt.arun(lambda: self._call(name, args, where, opts))
 
     async def arefresh(self, cwd: PathArg = None) -> None:
         """Re-list every server of ``cwd`` now and reconnect the ones that are down."""
@@ -210,17 +224,26 @@ class McpSource:
         return self._rt.run(lambda: self._discover(where, force_refresh, progress))
 
     def call_tool(
-        self, name: str, params: Mapping[str, Any] | None = None, *, cwd: PathArg = None
+        self,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        cwd: PathArg = None,
+        timeout: float | None = None,
+        on_progress: OnProgressFn | None = None,
     ) -> ToolResult:
         """Synchronous ``acall_tool``."""
         args = dict(params) if params else {}
+        opts = _CallOptions(timeout, on_progress)
         core, sync = self._rt.core, self._rt.sync
         if core is not None and sync is not None and cwd is None and not self._rt.owned:
             spec = core.find(name, None)
             if spec is not None:
-                return sync.run(lambda: core.invoke(spec, args))
+                return sync.run(
+                    lambda: core.invoke(spec, args, timeout=timeout, on_progress=on_progress)
+                )
         where = self._dir(cwd)
-        return self._rt.run(lambda: self._call(name, args, where))
+        return self._rt.run(lambda: self._call(name, args, where, opts))
 
     def get_tool(self, name: str, cwd: PathArg = None) -> Tool | None:
         """The tool called ``name`` among ``discover_tools(cwd)``, if any."""
@@ -306,15 +329,24 @@ class McpSource:
         view = await core.discover(where, force=force, progress=progress)
         return self._tools_of(view)
 
-    async def _call(self, name: str, params: dict[str, Any], where: Path) -> ToolResult:
+    async def _call(
+        self, name: str, params: dict[str, Any], where: Path, opts: _CallOptions
+    ) -> ToolResult:
         core = self._need_core()
         spec = core.find(name, where)
         if spec is None:
-            await core.discover(where)
-            spec = core.find(name, where)
+            view = core.view(where)
+            if not view.config.enabled:
+                raise McpToolError(
+                    f"cannot call {name!r}: MCP is off here ({view.config.disabled_reason})"
+                )
+            owners = core.owners(view, name)
+            if owners:
+                await core.discover(where, only=owners)
+                spec = core.find(name, where)
         if spec is None:
             raise core.unknown(name, where)
-        return await core.invoke(spec, params)
+        return await core.invoke(spec, params, timeout=opts.timeout, on_progress=opts.on_progress)
 
     async def _status(self, where: Path) -> dict[str, Any]:
         out = self._need_core().status(where)
@@ -331,9 +363,10 @@ class McpSource:
         core = self._need_core()
         if server is not None:
             require_server(core.view(where).config, server)
-        if not self._rt.owned:
+        if not self._rt.owned and server is None:
             await core.refresh_expired()
-        view = await core.discover(where, progress=progress)
+        only = None if server is None else (server,)
+        view = await core.discover(where, progress=progress, only=only)
         return await collect(core, view, kind, server)
 
     def _tools_of(self, view: View) -> list[Tool]:
@@ -365,6 +398,11 @@ class McpSource:
             label=spec.label,
             origin="mcp",
         )
+
+
+class _CallOptions(NamedTuple):
+    timeout: float | None
+    on_progress: OnProgressFn | None
 
 
 _default: McpSource | None = None

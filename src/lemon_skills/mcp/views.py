@@ -13,7 +13,7 @@ import difflib
 import itertools
 import json
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from lemon_skills.mcp.catalog.build import CatalogEntry, ToolSpec, build
 from lemon_skills.mcp.catalog.filters import prompt_allowed, resource_allowed
 from lemon_skills.mcp.catalog.naming import NameConflict
 from lemon_skills.mcp.config import resolve
+from lemon_skills.mcp.deadline import OnProgressFn
 from lemon_skills.mcp.handle import ServerHandle
 from lemon_skills.mcp.manager import McpManager, ProgressFn
 from lemon_skills.mcp.results import (
@@ -114,10 +115,24 @@ class SourceCore:
         return list(self._views.values())
 
     async def discover(
-        self, cwd: Path, *, force: bool = False, progress: ProgressFn | None = None
+        self,
+        cwd: Path,
+        *,
+        force: bool = False,
+        progress: ProgressFn | None = None,
+        only: Collection[str] | None = None,
     ) -> View:
-        """Bring the view up to date: connect new servers, refresh when the cache expired."""
+        """Bring the view up to date: connect new servers, refresh when the cache expired.
+
+        ``only`` (server names) limits the work to those servers; the others are neither
+        started nor waited for, so one stuck server cannot delay a request for another.
+        """
         view = self.view(cwd)
+        if only is not None:
+            chosen = [h for h in view.handles if h.name in only]
+            await self.manager.refresh(chosen, force=force, progress=progress)
+            self._rebuild(view)
+            return view
         now = anyio.current_time()
         expired = view.refreshed_at is None or now - view.refreshed_at >= self.cache_ttl_s
         if force or expired:
@@ -146,6 +161,11 @@ class SourceCore:
                 return spec
         return self._latest.get(name)
 
+    @staticmethod
+    def owners(view: View, name: str) -> list[str]:
+        """The servers of ``view`` whose tools ``name`` could be (``mcp_<server>_...``)."""
+        return [h.name for h in view.handles if name.startswith(f"mcp_{h.name}_")]
+
     def unknown(self, name: str, cwd: Path | None) -> McpToolError:
         """The error for a name no view knows, with the closest names as a hint."""
         for view in self.views():
@@ -158,16 +178,30 @@ class SourceCore:
                     )
         names = sorted({n for v in self.views() for n in v.by_name})
         close = difflib.get_close_matches(name, names, n=3)
-        hint = (
-            "did you mean " + ", ".join(close) + "?"
-            if close
-            else "run `lemon mcp tools` to see the tools that are available"
-        )
+        here = self._views.get(cwd) if cwd is not None else None
+        if close:
+            hint = "did you mean " + ", ".join(close) + "?"
+        elif here is not None and here.handles and not self.owners(here, name):
+            servers = ", ".join(h.name for h in here.handles)
+            hint = f"MCP tool names are mcp_<server>_<tool>; the servers here are: {servers}"
+        else:
+            hint = "run `lemon mcp tools` to see the tools that are available"
         where = f" in {cwd}" if cwd else ""
         return McpToolError(f"unknown MCP tool {name!r}{where}", hint=hint)
 
-    async def invoke(self, spec: ToolSpec, params: Mapping[str, Any]) -> ToolResult:
+    async def invoke(
+        self,
+        spec: ToolSpec,
+        params: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        on_progress: OnProgressFn | None = None,
+    ) -> ToolResult:
         """Run a tool or utility on its server.
+
+        ``timeout`` (seconds) replaces the entry's ``timeout_ms`` for a tool call; progress
+        the server reports goes to ``on_progress(progress, total, message)`` and pushes the
+        deadline back (up to ``max_total_timeout_ms``).
 
         Raises:
             McpToolError: server gone or down, timeout, protocol error, filtered item.
@@ -179,11 +213,13 @@ class SourceCore:
             )
         args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
+            deadline = self.manager.deadline(h.config, timeout, on_progress=on_progress)
 
             async def call(c: Any) -> Any:
-                return await c.call_tool(spec.target, args)
+                return await c.call_tool(spec.target, args, progress_callback=deadline.progress)
 
-            result = await self.manager.request(h, call, what=f"tool {spec.target!r}")
+            what = f"tool {spec.target!r}"
+            result = await self.manager.request(h, call, what=what, deadline=deadline, resend=False)
             return tool_result(result, server=spec.server, tool=spec.target)
         if spec.kind == "resources_list":
             return json_result(await self.resources(h), server=spec.server)

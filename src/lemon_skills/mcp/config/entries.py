@@ -33,6 +33,8 @@ Origin = Literal["programmatic", "env", "global", "project", "file"]
 DEFAULT_READY_TIMEOUT_MS = 20_000
 #: Per request (tools/call, resources/read, ...) unless the entry says otherwise.
 DEFAULT_TIMEOUT_MS = 60_000
+#: How far progress notifications may extend one request in total.
+DEFAULT_MAX_TOTAL_TIMEOUT_MS = 600_000
 
 PROTOCOL_MODES: tuple[ProtocolMode, ...] = ("auto", "legacy", "2026-07-28")
 FILTER_KEYS = (
@@ -74,6 +76,7 @@ class ServerBase:
     filters: Filters = field(default_factory=Filters)
     ready_timeout_ms: int = DEFAULT_READY_TIMEOUT_MS
     timeout_ms: int = DEFAULT_TIMEOUT_MS
+    max_total_timeout_ms: int = DEFAULT_MAX_TOTAL_TIMEOUT_MS
     protocol: ProtocolMode = "auto"
     enabled: bool = True
     oauth: Mapping[str, Any] | None = None
@@ -114,6 +117,7 @@ class ServerBase:
         out["enabled"] = self.enabled
         out["ready_timeout_ms"] = self.ready_timeout_ms
         out["timeout_ms"] = self.timeout_ms
+        out["max_total_timeout_ms"] = self.max_total_timeout_ms
         out["protocol"] = self.protocol
         out.update(self.filters.to_dict())
         if self.oauth is not None:
@@ -243,6 +247,7 @@ def _identity_common(cfg: ServerBase) -> dict[str, Any]:
         "filters": cfg.filters.to_dict(),
         "ready_timeout_ms": cfg.ready_timeout_ms,
         "timeout_ms": cfg.timeout_ms,
+        "max_total_timeout_ms": cfg.max_total_timeout_ms,
         "protocol": cfg.protocol,
         "oauth": cfg.oauth,
         "sampling": cfg.sampling,

@@ -221,7 +221,7 @@ def _common_fields(
             problems.append("name must be a non-empty string")
         else:
             out["name"] = name.strip()
-    for key in ("ready_timeout_ms", "timeout_ms"):
+    for key in ("ready_timeout_ms", "timeout_ms", "max_total_timeout_ms"):
         value = data.get(key, data.get(key.replace("_", "-")))
         if value is not None:
             checked = _collect(problems, _positive_int, key, value)
@@ -301,7 +301,7 @@ def _check_record(cfg: ServerConfig) -> None:
         parts = urlsplit(cfg.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             problems.append(f"invalid HTTP URL: {cfg.url}")
-    for key in ("ready_timeout_ms", "timeout_ms"):
+    for key in ("ready_timeout_ms", "timeout_ms", "max_total_timeout_ms"):
         _collect(problems, _positive_int, key, getattr(cfg, key))
     if cfg.protocol not in PROTOCOL_MODES:
         problems.append("protocol must be auto, legacy or 2026-07-28")

@@ -1,0 +1,62 @@
+"""How long one request may run: a timeout that every progress notification restarts, up to
+an absolute cap.
+
+A long tool that keeps reporting progress is working, not hung, so each
+``notifications/progress`` for the request moves its deadline to ``now + timeout``; nothing
+moves it past ``start + max_total``. When the deadline passes, the request's await is
+cancelled, and the SDK tells the server with ``notifications/cancelled``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import anyio
+
+#: ``on_progress(progress, total, message)``: sync, or async (awaited).
+OnProgressFn = Callable[[float, "float | None", "str | None"], object]
+
+
+@dataclass(eq=False)
+class Deadline:
+    """The deadline of one request; ``progress`` is the SDK's progress callback for it."""
+
+    timeout_s: float
+    max_total_s: float
+    on_progress: OnProgressFn | None = None
+    _scope: anyio.CancelScope | None = field(default=None, repr=False)
+    _cap: float = 0.0
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Run the request's block under the deadline (re-armed on every entry).
+
+        Raises:
+            TimeoutError: the deadline passed; ``reason()`` says which limit it was.
+        """
+        start = anyio.current_time()
+        self._cap = start + max(self.max_total_s, self.timeout_s)
+        with anyio.CancelScope(deadline=start + self.timeout_s) as scope:
+            self._scope = scope
+            yield
+        self._scope = None
+        if scope.cancelled_caught:
+            raise TimeoutError
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """Push the deadline back, then tell the caller's ``on_progress``."""
+        if self._scope is not None:
+            self._scope.deadline = min(anyio.current_time() + self.timeout_s, self._cap)
+        if self.on_progress is not None:
+            outcome = self.on_progress(progress, total, message)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+    def reason(self) -> str:
+        """What expired: the per-call timeout, or the absolute cap."""
+        if self._cap and anyio.current_time() >= self._cap and self.max_total_s > self.timeout_s:
+            return f"ran for the maximum of {self.max_total_s:g} s (max_total_timeout_ms)"
+        return f"timed out after {self.timeout_s:g} s"
