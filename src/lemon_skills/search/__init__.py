@@ -39,9 +39,16 @@ documents as for 10,000. See ``index`` for the BM25F fields and ``scoring`` for 
 
 from __future__ import annotations
 
-from .index import Document, Index, Weights, build_index, dumps, loads
-from .metrics import Case, CrossValidation, Report, cross_validate, evaluate, load_cases
-from .scoring import Match, clears_bar, explain, rank
+from lemon_skills.search.index import Document, Index, Weights, build_index, dumps, loads
+from lemon_skills.search.metrics import (
+    Case,
+    CrossValidation,
+    Report,
+    cross_validate,
+    evaluate,
+    load_cases,
+)
+from lemon_skills.search.scoring import Match, clears_bar, explain, rank
 
 __all__ = [
     "Case",

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 
-from . import tokens
+from lemon_skills.search import tokens
 
 #: Bumped whenever what the index stores changes, so stale cached indexes are ignored.
 FORMAT = 2

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from lemon_skills.errors import ConfigError
 
 Ranker = Callable[[str], Sequence[str]]
 

@@ -29,8 +29,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from . import tokens as text
-from .index import Index, Weights, bigrams, decompound
+from lemon_skills.search import tokens as text
+from lemon_skills.search.index import Index, Weights, bigrams, decompound
 
 
 @dataclass(frozen=True, slots=True)
