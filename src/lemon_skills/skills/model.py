@@ -18,11 +18,11 @@ Level = Literal["error", "warning", "info"]
 
 
 def _read_body(path: str) -> str:
+    from lemon_skills.skills import confine
     from lemon_skills.skills.manifest import split_frontmatter
 
     try:
-        with open(f"{path}/SKILL.md", encoding="utf-8") as fh:
-            return split_frontmatter(fh.read()).body
+        return split_frontmatter(confine.read_text(path)).body
     except (OSError, UnicodeDecodeError, ValueError):
         return ""
 
@@ -140,8 +140,14 @@ class Entry:
         return self.path / "SKILL.md"
 
     def content(self) -> str:
-        """Read SKILL.md from disk (frontmatter included)."""
-        return self.skill_file.read_text(encoding="utf-8")
+        """Read SKILL.md from disk (frontmatter included).
+
+        Raises:
+            PermissionError: SKILL.md now resolves outside the skill directory (refused).
+        """
+        from lemon_skills.skills import confine
+
+        return confine.read_text(self._path)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (no body text)."""

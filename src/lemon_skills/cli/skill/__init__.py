@@ -78,6 +78,7 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False, show_diags: bool = 
         ]
         for e in v.entries
     ]
+    rows += _invalid_rows(v)
     if rows:
         table(["KEY", "SOURCE", "STATE", "DESCRIPTION"], rows)
     else:
@@ -88,6 +89,21 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False, show_diags: bool = 
             click.echo(colour(str(d), d.level))
     elif problems:
         note(f"{len(problems)} problem(s) while loading; see `lemon skill list --diagnostics`")
+
+
+#: Diagnostics about a skill directory that is not a skill (the others concern visible skills).
+_NOT_A_SKILL = ("shadowed", "duplicate", "corrupt_state")
+
+
+def _invalid_rows(v: registry.View) -> list[list[str]]:
+    """One row per skill directory that failed to load, with the reason: never offered."""
+    rows = []
+    for d in v.diagnostics:
+        if d.level == "error" and d.key and d.key not in v.by_key and d.code not in _NOT_A_SKILL:
+            under_cwd = v.cwd is not None and d.path.is_relative_to(v.cwd)
+            source = "project" if under_cwd else "global"
+            rows.append([d.key, source, colour("invalid", "error"), d.reason])
+    return rows
 
 
 @skill.command("show")
