@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import threading
@@ -203,9 +204,11 @@ def test_failing_servers_only_affect_themselves(make_source):
     assert source.call_tool("mcp_good_echo", {"message": "still"}).text == "echo:still"
 
 
-def test_a_few_garbage_lines_before_a_real_server_are_tolerated(make_source):
+def test_a_few_garbage_lines_before_a_real_server_are_tolerated_and_counted(make_source, caplog):
     source = make_source([rich("noisy", "--garbage", "3")])
     assert source.call_tool("mcp_noisy_echo", {"message": "ok"}).text == "echo:ok"
+    assert source.status()["servers"]["noisy"]["bad_stdout_lines"] == 3
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
 
 
 def test_a_down_server_is_not_redialed_before_its_backoff(make_source):

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import anyio
 import httpx2
 
-from ..errors import McpAuthRequired, McpError
-from .config import HttpServer, ServerConfig
+from ..errors import McpAuthError, McpAuthRequired, McpError
+from .config import HttpServer, ServerConfig, StdioServer
 from .connect import Probe, describe, expand
 from .oauth_discovery import probe as discover_requirement
 
@@ -82,6 +82,21 @@ async def authorization_required(cfg: ServerConfig, probe: Probe) -> McpAuthRequ
     )
 
 
+def refused_header(cfg: ServerConfig, probe: Probe) -> McpAuthError | None:
+    """For a server that answered 401 to the ``Authorization`` header of its entry: the error
+    that says so (asking which authorization server it trusts would miss the point)."""
+    if isinstance(cfg, StdioServer) or cfg.oauth is not None or probe.http_status != 401:
+        return None
+    if not any(k.lower() == "authorization" for k in cfg.headers):
+        return None
+    return McpAuthError(
+        "the server refused the Authorization header of its config entry (HTTP 401)",
+        server=cfg.name,
+        hint='the token in "headers" may be wrong, expired or revoked: replace it, '
+        'or configure "oauth" instead',
+    )
+
+
 async def explain_failure(h: ServerHandle, probe: Probe, *, otherwise: str) -> str:
     """Why ``h``'s connection attempt failed, as far as authorization tells (else
     ``otherwise``); records what a 401 server asks for and holds a failed interactive login."""
@@ -90,6 +105,9 @@ async def explain_failure(h: ServerHandle, probe: Probe, *, otherwise: str) -> s
     if precise is not None:
         h.hold = interactive(h.config, h.auth)
         return precise
+    refused = refused_header(h.config, probe)
+    if refused is not None:
+        return _with_hint(refused)
     required = await authorization_required(h.config, probe)
     if required is None:
         return otherwise
