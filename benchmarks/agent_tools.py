@@ -42,7 +42,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         os.environ["LEMON_AGENT_DIR"] = str(root / "agent")
-        from lemon_skills.skills.usage import UsageStore
+        from lemon_skills.skills.usage.store import UsageStore
         from lemon_skills.tools import ToolContext, read_skill, skill_manage
 
         for records in (10, 100, args.skills):

@@ -16,9 +16,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from lemon_skills.skills import curator_rollback, curator_run
-from lemon_skills.skills.curator import Thresholds, plan_curation
-from lemon_skills.skills.usage import iso, usage_path
+from lemon_skills.skills.curator import rollback as curator_rollback
+from lemon_skills.skills.curator import run as curator_run
+from lemon_skills.skills.curator.plan import Thresholds, plan_curation
+from lemon_skills.skills.usage.store import iso, usage_path
 
 NOW = datetime(2026, 5, 6, tzinfo=UTC)
 

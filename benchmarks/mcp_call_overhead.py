@@ -33,7 +33,7 @@ from lemon_skills.mcp.source import McpSource
 ENTRY = {
     "name": "fx",
     "command": sys.executable,
-    "args": ["-m", "lemon_skills.mcp.fixtures.server"],
+    "args": ["-m", "lemon_skills.selftest.fixtures.server"],
 }
 ARGS = {"message": "ok"}
 

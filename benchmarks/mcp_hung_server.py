@@ -27,7 +27,7 @@ LEMON = [sys.executable, "-m", "lemon_skills"]
 
 
 def config(hung: bool) -> dict[str, Any]:
-    fixture = ["-m", "lemon_skills.mcp.fixtures.server"]
+    fixture = ["-m", "lemon_skills.selftest.fixtures.server"]
     servers = [
         {"name": name, "command": sys.executable, "args": fixture}
         for name in ("good", "alpha", "beta", "gamma")

@@ -33,7 +33,7 @@ def entry(kind: str, i: int, delay: float) -> dict[str, Any]:
         return {
             "name": name,
             "command": sys.executable,
-            "args": ["-m", "lemon_skills.mcp.fixtures.server"],
+            "args": ["-m", "lemon_skills.selftest.fixtures.server"],
         }
     if kind == "node":
         return {"name": name, "command": "node", "args": [str(EVERYTHING), "stdio"]}

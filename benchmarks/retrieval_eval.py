@@ -32,9 +32,11 @@ from pathlib import Path
 
 from corpus import bench_dir, make_corpus
 
-from lemon_skills.skills import api, ranking, text
-from lemon_skills.skills.evaluation import Case, Report, evaluate, load_cases
+from lemon_skills.skills import api
 from lemon_skills.skills.model import Entry
+from lemon_skills.skills.ranking import find as ranking
+from lemon_skills.skills.ranking import tokens as text
+from lemon_skills.skills.ranking.evaluation import Case, Report, evaluate, load_cases
 
 Ranker = Callable[[str], Sequence[str]]
 
@@ -152,7 +154,7 @@ def original_ranker(entries: Sequence[Entry]) -> Ranker:
 
 
 def _semantic_ranker(index: ranking.Index) -> Ranker:
-    from lemon_skills.skills import semantic
+    from lemon_skills.skills.ranking import semantic
 
     sim = semantic.Similarity(index.entries)
     floor = index.weights.semantic_floor

@@ -27,9 +27,11 @@ from pathlib import Path
 from corpus import bench_dir, make_corpus
 
 import lemon_skills
-from lemon_skills.skills import api, index, index_cache
-from lemon_skills.skills.evaluation import load_cases
-from lemon_skills.skills.index import build_index, cache_key, dumps, loads
+from lemon_skills.skills import api
+from lemon_skills.skills.ranking import index
+from lemon_skills.skills.ranking import snapshot as index_cache
+from lemon_skills.skills.ranking.evaluation import load_cases
+from lemon_skills.skills.ranking.index import build_index, cache_key, dumps, loads
 
 
 def _ms(seconds: float) -> str:

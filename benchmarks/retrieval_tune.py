@@ -27,9 +27,17 @@ from typing import Any
 from corpus import bench_dir, make_corpus
 from retrieval_eval import split_halves, stratified_folds
 
-from lemon_skills.skills import api, ranking
-from lemon_skills.skills.evaluation import Case, Report, evaluate, load_cases, outcome, summarise
-from lemon_skills.skills.index import DEFAULT_WEIGHTS, Weights
+from lemon_skills.skills import api
+from lemon_skills.skills.ranking import find as ranking
+from lemon_skills.skills.ranking.evaluation import (
+    Case,
+    Report,
+    evaluate,
+    load_cases,
+    outcome,
+    summarise,
+)
+from lemon_skills.skills.ranking.index import DEFAULT_WEIGHTS, Weights
 
 #: Weights fields read at build time: changing one needs a new index.
 BUILD_FIELDS = {"field_weight", "field_b", "k1", "body_df"}
@@ -87,7 +95,7 @@ def _fmt(r: Report) -> str:
 
 
 def _similarity(entries: Sequence[Any], cases: Sequence[Case]) -> Callable[[str, float], dict]:
-    from lemon_skills.skills import semantic
+    from lemon_skills.skills.ranking import semantic
 
     sim = semantic.Similarity(entries)
     table = {c.query: sim.matrix @ sim.enc.encode([c.query])[0] for c in cases}

@@ -115,7 +115,7 @@ def test_prompt_render_is_persisted_with_keys_but_no_text(project, project_skill
 
 
 def test_the_bridge_can_be_turned_off_and_on(project, global_skills, agent_dir):
-    from lemon_skills.skills import observe
+    from lemon_skills.skills.usage import observe
 
     write_skill(global_skills, "pdf")
     observe.set_bridge(False)

@@ -1,24 +1,33 @@
 """lemon-skills: skills (SKILL.md knowledge modules) and MCP tools for AI agents.
 
-The facade mirrors the LemonSkills design document::
+This module is the public API: everything a host needs, in one table. The facade mirrors the
+LemonSkills design document::
 
     import lemon_skills
     lemon_skills.list(cwd="path/to/project")
     lemon_skills.find_relevant("I need to read and write files", max_results=3)
     lemon_skills.status("k8s-skill").missing_bins
     lemon_skills.install("gh:owner/repo", approve=True)
+
+It is also the composition root: the only module (beside ``_default``) that may name every
+layer. Nothing is imported with the package itself; each name is imported on first use, so the
+CLI and hosts pay only for what they touch (``lemon skill list`` never loads ranking, YAML, the
+audit rules or the MCP SDK).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._lazy_attrs import lazy_getattr
+from lemon_skills._lazy import lazy_getattr
 
-if TYPE_CHECKING:
-    from .config import configure
-    from .errors import LemonSkillsError, SkillNotFound
-    from .skills.api import (
+if TYPE_CHECKING:  # the same names as _API below; tests/test_public_api.py keeps them in step
+    from lemon_skills import prompt
+    from lemon_skills.approvals import ApprovalStore
+    from lemon_skills.errors import LemonSkillsError, SkillNotFound
+    from lemon_skills.mcp.source import McpSource
+    from lemon_skills.settings import configure
+    from lemon_skills.skills.api import (
         diagnostics,
         disable,
         enable,
@@ -28,64 +37,62 @@ if TYPE_CHECKING:
         render_prompt,
         status,
     )
-    from .skills.api import list_skills as list  # noqa: A001 - the design document's name
-    from .skills.approval import ApprovalRequest
-    from .skills.install_api import install
-    from .skills.lifecycle import uninstall, update, verify
-    from .skills.model import Diagnostic, Entry
-    from .skills.status import SkillStatus
+    from lemon_skills.skills.api import list_skills as list  # noqa: A001 - the design's name
+    from lemon_skills.skills.curator.scheduler import CuratorConfig, CuratorManager
+    from lemon_skills.skills.install.lifecycle import uninstall, update, verify
+    from lemon_skills.skills.install.review import ApprovalRequest
+    from lemon_skills.skills.install.service import install
+    from lemon_skills.skills.model import Diagnostic, Entry
+    from lemon_skills.skills.readiness import SkillStatus
+    from lemon_skills.tool import Tool, ToolContext, ToolResult
+    from lemon_skills.tools.read_skill import read_skill
+    from lemon_skills.tools.registry import ToolRegistry
+    from lemon_skills.tools.skill_manage import skill_manage
 
 __version__ = "0.1.0"
 
-#: name -> "module" or "module:attribute", imported on first use. Nothing is imported with the
-#: package itself, so the CLI and hosts pay only for what they touch (``lemon skill list``
-#: never loads ranking, YAML, the audit rules or the MCP SDK).
-_LAZY = {
-    "ApprovalRequest": ".skills.approval",
-    "Diagnostic": ".skills.model",
-    "Entry": ".skills.model",
-    "LemonSkillsError": ".errors",
-    "SkillNotFound": ".errors",
-    "SkillStatus": ".skills.status",
-    "configure": ".config",
-    "diagnostics": ".skills.api",
-    "disable": ".skills.api",
-    "enable": ".skills.api",
-    "find_relevant": ".skills.api",
-    "get": ".skills.api",
-    "install": ".skills.install_api",
-    "list": ".skills.api:list_skills",
-    "refresh": ".skills.api",
-    "render_prompt": ".skills.api",
-    "status": ".skills.api",
-    "uninstall": ".skills.lifecycle",
-    "update": ".skills.lifecycle",
-    "verify": ".skills.lifecycle",
+_SKILLS = "lemon_skills.skills.api"
+
+#: The public API: name -> "module" or "module:attribute" (a bare module path is the module).
+_API = {
+    # skills: discover, rank, inject, switch on and off
+    "list": f"{_SKILLS}:list_skills",
+    "get": _SKILLS,
+    "find_relevant": _SKILLS,
+    "render_prompt": _SKILLS,
+    "status": _SKILLS,
+    "diagnostics": _SKILLS,
+    "enable": _SKILLS,
+    "disable": _SKILLS,
+    "refresh": _SKILLS,
+    "prompt": "lemon_skills.prompt:",
+    "Entry": "lemon_skills.skills.model",
+    "Diagnostic": "lemon_skills.skills.model",
+    "SkillStatus": "lemon_skills.skills.readiness",
+    # install, update, uninstall, verify
+    "install": "lemon_skills.skills.install.service",
+    "update": "lemon_skills.skills.install.lifecycle",
+    "uninstall": "lemon_skills.skills.install.lifecycle",
+    "verify": "lemon_skills.skills.install.lifecycle",
+    "ApprovalRequest": "lemon_skills.skills.install.review",
+    # curation and approvals
+    "CuratorManager": "lemon_skills.skills.curator.scheduler",
+    "CuratorConfig": "lemon_skills.skills.curator.scheduler",
+    "ApprovalStore": "lemon_skills.approvals",
+    # agent tools and MCP
+    "Tool": "lemon_skills.tool",
+    "ToolContext": "lemon_skills.tool",
+    "ToolResult": "lemon_skills.tool",
+    "ToolRegistry": "lemon_skills.tools.registry",
+    "read_skill": "lemon_skills.tools.read_skill",
+    "skill_manage": "lemon_skills.tools.skill_manage",
+    "McpSource": "lemon_skills.mcp.source",
+    # process settings and errors
+    "configure": "lemon_skills.settings",
+    "LemonSkillsError": "lemon_skills.errors",
+    "SkillNotFound": "lemon_skills.errors",
 }
 
+__getattr__ = lazy_getattr(__name__, _API, globals())
 
-__getattr__ = lazy_getattr(__name__, _LAZY, globals())
-
-
-__all__ = [
-    "ApprovalRequest",
-    "Diagnostic",
-    "Entry",
-    "LemonSkillsError",
-    "SkillNotFound",
-    "SkillStatus",
-    "configure",
-    "diagnostics",
-    "disable",
-    "enable",
-    "find_relevant",
-    "get",
-    "install",
-    "list",
-    "refresh",
-    "render_prompt",
-    "status",
-    "uninstall",
-    "update",
-    "verify",
-]
+__all__ = sorted(_API)

@@ -1,5 +1,5 @@
 """``python -m lemon_skills`` runs the ``lemon`` CLI."""
 
-from .cli import run
+from lemon_skills.cli import run
 
 run()

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from lemon_skills.errors import ConfigError
 
 JsonDict = dict[str, Any]
 

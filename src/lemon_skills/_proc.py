@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import CommandError
+from lemon_skills.errors import CommandError
 
 #: Receives each progress line a command writes to stderr (``\r``-terminated updates included).
 ProgressFn = Callable[[str], None]

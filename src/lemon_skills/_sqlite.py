@@ -13,7 +13,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from .errors import ConfigError
+from lemon_skills.errors import ConfigError
 
 BUSY_TIMEOUT_S = 10.0
 

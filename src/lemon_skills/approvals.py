@@ -24,9 +24,9 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
-from . import _sqlite
-from .errors import ApprovalError, ApprovalNotFound, ConfigError
-from .paths import agent_dir
+from lemon_skills import _sqlite
+from lemon_skills.errors import ApprovalError, ApprovalNotFound, ConfigError
+from lemon_skills.paths import agent_dir
 
 ApprovalStatus = Literal["pending", "approved", "denied", "expired", "cancelled"]
 Decision = Literal["approved", "denied"]

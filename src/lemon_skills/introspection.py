@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from . import _sqlite
-from .errors import ConfigError
-from .paths import agent_dir
+from lemon_skills import _sqlite
+from lemon_skills.errors import ConfigError
+from lemon_skills.paths import agent_dir
 
 SCHEMA_VERSION: Final = 1
 EVENT_TYPES: Final = (

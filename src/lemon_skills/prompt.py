@@ -16,7 +16,7 @@ the audit, or ``disable-model-invocation``.
 
 from __future__ import annotations
 
-from .skills.api import render_prompt as render
-from .skills.prompt import DEFAULT_BUDGET, Mode, RenderedPrompt
+from lemon_skills.skills.api import render_prompt as render
+from lemon_skills.skills.prompt import DEFAULT_BUDGET, Mode, RenderedPrompt
 
 __all__ = ["DEFAULT_BUDGET", "Mode", "RenderedPrompt", "render"]

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from . import _fs
-from .errors import ConfigError
-from .paths import agent_dir
+from lemon_skills import _fs
+from lemon_skills.errors import ConfigError
+from lemon_skills.paths import agent_dir
 
 #: The keyring "service" every secret is stored under.
 KEYRING_SERVICE = "lemon-skills"

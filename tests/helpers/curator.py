@@ -8,9 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import lemon_skills
-from lemon_skills.skills.usage import UsageStore
-
-from .skills import write_skill
+from lemon_skills.skills.usage.store import UsageStore
+from tests.helpers.skills import write_skill
 
 NOW = datetime(2026, 5, 6, tzinfo=UTC)
 

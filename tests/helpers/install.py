@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lemon_skills.skills.approval import ApprovalRequest
+from lemon_skills.skills.install.review import ApprovalRequest
 from tests.helpers.git import skill_md
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 SERVERS = Path(__file__).resolve().parent.parent / "mcp" / "servers"
-SMOKE_MODULE = "lemon_skills.mcp.fixtures.server"
+SMOKE_MODULE = "lemon_skills.selftest.fixtures.server"
 
 
 def rich(name: str | None = "rich", *args: str, **extra: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
-from lemon_skills.skills.usage import UsageStore
+from lemon_skills.skills.usage.store import UsageStore
 
 LOAD = {"result": "ok", "key": "shared", "view": "full", "source": "global"}
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from lemon_skills import config as settings
-from lemon_skills.mcp.fixtures import server as smoke_server
-from lemon_skills.mcp.fixtures.protected import Stack, protected_stack
-from lemon_skills.mcp.fixtures.serve import Served
+from lemon_skills import settings
 from lemon_skills.mcp.source import McpSource
+from lemon_skills.selftest.fixtures import server as smoke_server
+from lemon_skills.selftest.fixtures.protected import Stack, protected_stack
+from lemon_skills.selftest.fixtures.serve import Served
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import sys
 
 def test_skills_cli_and_core_do_not_import_the_mcp_sdk():
     code = (
-        "import sys, lemon_skills, lemon_skills.tools, lemon_skills.config, lemon_skills.mcp\n"
+        "import sys, lemon_skills, lemon_skills.tools, lemon_skills.settings, lemon_skills.mcp\n"
         "from lemon_skills.cli import main\n"
         "main(['skill', 'list', '--json'])\n"
         "assert not any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules), 'SDK imported'\n"

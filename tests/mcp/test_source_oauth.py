@@ -17,8 +17,8 @@ import pytest
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.cli import main
 from lemon_skills.errors import McpToolError
-from lemon_skills.mcp.fixtures.protected import Stack
 from lemon_skills.mcp.source import McpSource
+from lemon_skills.selftest.fixtures.protected import Stack
 from tests.helpers import approval_operator as operator
 from tests.mcp.oauth_support import ROOT
 

@@ -16,11 +16,11 @@ import pytest
 
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.errors import McpToolError
-from lemon_skills.mcp.fixtures import sampling_server
-from lemon_skills.mcp.fixtures.protected import Recorder
-from lemon_skills.mcp.fixtures.serve import Served
-from lemon_skills.mcp.sampling import SamplingSummary
+from lemon_skills.mcp.sampling.handler import SamplingSummary
 from lemon_skills.mcp.source import McpSource
+from lemon_skills.selftest.fixtures import sampling_server
+from lemon_skills.selftest.fixtures.protected import Recorder
+from lemon_skills.selftest.fixtures.serve import Served
 from tests.helpers import approval_operator as operator
 
 
@@ -28,7 +28,7 @@ def stdio_entry(sampling: dict[str, Any] | None = None, **_: Any) -> dict[str, A
     entry: dict[str, Any] = {
         "name": "sampler",
         "command": sys.executable,
-        "args": ["-m", "lemon_skills.mcp.fixtures.sampling_server"],
+        "args": ["-m", "lemon_skills.selftest.fixtures.sampling_server"],
     }
     return entry | ({"sampling": sampling} if sampling is not None else {})
 

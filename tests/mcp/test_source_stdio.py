@@ -13,10 +13,10 @@ import anyio
 import pytest
 from mcp import types
 
-from lemon_skills import config as settings
+from lemon_skills import settings
 from lemon_skills.errors import McpToolError
 from lemon_skills.mcp.source import McpSource
-from lemon_skills.tools.base import ToolContext
+from lemon_skills.tool import ToolContext
 from tests.helpers.mcp import broken, rich, smoke
 
 

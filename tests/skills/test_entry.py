@@ -55,13 +55,13 @@ def test_disabled_skill_is_listed_disabled_from_the_cache(project, project_skill
 
 
 def test_facade_names_resolve_on_first_use():
-    # `status` is both a submodule and a facade function of lemon_skills.skills: the function
-    # wins however the package is reached.
+    # `status` is a facade function of lemon_skills.skills however the package is reached; the
+    # module behind it has its own name, so importing it cannot shadow the function.
     code = (
-        "import lemon_skills.skills.api, lemon_skills.skills.status as s, lemon_skills.skills as p;"
-        "import lemon_skills, types;"
-        "print(callable(p.status), isinstance(p.status, types.ModuleType), s is p.status,"
-        " lemon_skills.list is p.list_skills)"
+        "import lemon_skills.skills.api, lemon_skills.skills.readiness as s;"
+        "import lemon_skills.skills as p, lemon_skills, types;"
+        "print(callable(p.status), isinstance(p.status, types.ModuleType),"
+        " isinstance(s, types.ModuleType), lemon_skills.list is p.list_skills)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "False", "True", "True"]

@@ -245,7 +245,7 @@ def test_exports_to_model_tool_formats():
 
 
 def test_a_refused_view_is_an_error_event_and_not_counted_as_a_load(project, project_skills):
-    from lemon_skills.skills.usage import UsageStore
+    from lemon_skills.skills.usage.store import UsageStore
 
     write_skill(project_skills, "pdf", body=BODY)
     ctx = _ctx(project, tool_call_id="call-1")

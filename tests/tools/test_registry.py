@@ -107,7 +107,7 @@ def test_mcp_failure_is_a_load_error_not_an_exception(monkeypatch):
 
 
 def test_the_default_registry_uses_the_configured_mcp_servers(project):
-    from lemon_skills import config as settings
+    from lemon_skills import settings
     from lemon_skills.mcp.source import reset_default_source
 
     settings.configure(mcp_servers=[smoke("cfg")])

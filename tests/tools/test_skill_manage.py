@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lemon_skills.skills import api
-from lemon_skills.skills.usage import UsageStore
+from lemon_skills.skills.usage.store import UsageStore
 from lemon_skills.tools import ToolContext, ToolResult, skill_manage
 from tests.helpers.events import recording
 from tests.helpers.skills import write_skill

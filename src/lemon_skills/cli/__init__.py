@@ -13,13 +13,13 @@ from typing import NoReturn
 
 import click
 
-from ..errors import LemonSkillsError
-from ..paths import agent_dir
-from ._lazy import LazyGroup
+from lemon_skills.cli._lazy import LazyGroup
+from lemon_skills.errors import LemonSkillsError
+from lemon_skills.paths import agent_dir
 
 #: command name -> "module:attribute" of a click command, imported on first use.
 COMMANDS: dict[str, str] = {
-    "skill": "lemon_skills.cli.skills:skill",
+    "skill": "lemon_skills.cli.skill:skill",
     "prompt": "lemon_skills.cli.prompt:prompt",
     "approvals": "lemon_skills.cli.approvals:approvals",
     "mcp": "lemon_skills.cli.mcp:mcp",
@@ -85,7 +85,7 @@ def _write_crash_log() -> str:
     import traceback
     from datetime import UTC, datetime
 
-    from .. import __version__
+    from lemon_skills import __version__
 
     path = agent_dir() / "logs" / "lemon-crash.log"
     try:

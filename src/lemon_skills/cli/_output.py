@@ -83,7 +83,7 @@ def emit_json_records(records: Iterable[_Record], extra: dict[str, Any] | None =
     Built with the cyclic GC paused: thousands of small acyclic dicts otherwise trigger
     collections that cost more than building them.
     """
-    from .._gc import gc_paused
+    from lemon_skills._gc import gc_paused
 
     with gc_paused():
         _emit_records(records, extra)  # the dicts are gone before the collector runs again

@@ -8,8 +8,8 @@ import time
 
 import click
 
-from ..approvals import Approval, default_store
-from ._output import colour, emit_json, json_option, note, table
+from lemon_skills.approvals import Approval, default_store
+from lemon_skills.cli._output import colour, emit_json, json_option, note, table
 
 _STATE = {"pending": "warn", "approved": "pass", "denied": "error", "expired": "disabled"}
 

@@ -12,8 +12,16 @@ from typing import Any, TypeVar
 
 import click
 
-from ..paths import resolve_cwd
-from ._output import colour, emit_json, json_option, note, project_option, table, warn
+from lemon_skills.cli._output import (
+    colour,
+    emit_json,
+    json_option,
+    note,
+    project_option,
+    table,
+    warn,
+)
+from lemon_skills.paths import resolve_cwd
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,7 +62,7 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
     STATE is what applies here: `enabled`, `disabled` (the entry's own "enabled": false) or
     `off (mcp disabled)` when MCP is switched off for this directory (the reason is on stderr).
     """
-    from ..mcp.resolve import load
+    from lemon_skills.mcp.config.resolve import load
 
     resolved = load(resolve_cwd(cwd))
     if as_json:
@@ -139,10 +147,10 @@ def logs_cmd(server: str, follow: bool, lines: int, cwd: Path | None = None) -> 
     \b
     The file is <agent dir>/mcp-logs/<server>-<id>.log; its path is printed on stderr.
     """
-    from ..mcp.errlog import follow as follow_log
-    from ..mcp.errlog import log_path, read_log
-    from ..mcp.report import require_server
-    from ..mcp.resolve import load
+    from lemon_skills.mcp.config.resolve import load
+    from lemon_skills.mcp.errlog import follow as follow_log
+    from lemon_skills.mcp.errlog import log_path, read_log
+    from lemon_skills.mcp.report import require_server
 
     path = log_path(require_server(load(resolve_cwd(cwd)), server))
     note(f"{path}")
@@ -206,7 +214,7 @@ def call_cmd(tool: str, args_json: str, cwd: Path | None = None, as_json: bool =
     terminal.
     """
     params = _json_object(args_json)
-    from ..mcp.results import call_json
+    from lemon_skills.mcp.results import call_json
 
     with _source(cwd) as source:
         result = source.call_tool(tool, params, on_progress=_call_progress())
@@ -281,9 +289,9 @@ def validate_cmd(file: Path | None = None, cwd: Path | None = None, as_json: boo
     Warnings (unknown keys, an executable that cannot be found, a command with its arguments
     in it, no servers at all) are printed too but do not change the exit status.
     """
-    from ..mcp.config import ConfigIssue
-    from ..mcp.lint import lint_file, lint_sources
-    from ..mcp.resolve import load, read_document
+    from lemon_skills.mcp.config.entries import ConfigIssue
+    from lemon_skills.mcp.config.lint import lint_file, lint_sources
+    from lemon_skills.mcp.config.resolve import load, read_document
 
     if file is not None:
         if not file.exists():
@@ -337,7 +345,7 @@ def smoke_cmd(kind: str, out: Path | None = None, cwd: Path | None = None) -> in
     sse:   14 checks
     Everything runs on 127.0.0.1 with a throw-away agent dir; exit 1 when a check fails.
     """
-    from ..mcp.smoke import run_smoke, write_proof
+    from lemon_skills.selftest import run_smoke, write_proof
 
     proof = run_smoke(kind)
     paths = write_proof(proof, out=out, cwd=resolve_cwd(cwd))
@@ -348,8 +356,8 @@ def smoke_cmd(kind: str, out: Path | None = None, cwd: Path | None = None) -> in
 
 @contextmanager
 def _source(cwd: Path | None) -> Iterator[Any]:
-    from ..mcp.factories import oauth_factory
-    from ..mcp.source import McpSource
+    from lemon_skills.mcp.factories import oauth_factory
+    from lemon_skills.mcp.source import McpSource
 
     auth = oauth_factory(on_authorization=_announce_sign_in)
     with McpSource(cwd=resolve_cwd(cwd), auth_factory=auth) as source:

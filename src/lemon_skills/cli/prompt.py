@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..skills import api
-from ..skills.prompt import DEFAULT_BUDGET
-from ._output import cwd_option, emit_json, json_option, note, warn
+from lemon_skills.cli._output import cwd_option, emit_json, json_option, note, warn
+from lemon_skills.skills import api
+from lemon_skills.skills.prompt import DEFAULT_BUDGET
 
 
 @click.command()

@@ -8,45 +8,41 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy_attrs import lazy_getattr
+from lemon_skills._lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from .config import ConfigIssue, Filters, HttpServer, ServerConfig, SseServer, StdioServer
-    from .factories import oauth_factory, sampling_factory
-    from .resolve import ResolvedConfig, load
-    from .source import McpSource, default_source, reset_default_source
+    from lemon_skills.mcp.config.entries import (
+        ConfigIssue,
+        Filters,
+        HttpServer,
+        ServerConfig,
+        SseServer,
+        StdioServer,
+    )
+    from lemon_skills.mcp.config.parse import validate_servers as validate_mcp_servers
+    from lemon_skills.mcp.config.resolve import ResolvedConfig, load
+    from lemon_skills.mcp.factories import oauth_factory, sampling_factory
+    from lemon_skills.mcp.source import McpSource, default_source, reset_default_source
+
+_ENTRIES = "lemon_skills.mcp.config.entries"
 
 _LAZY = {
-    "ConfigIssue": ".config",
-    "Filters": ".config",
-    "HttpServer": ".config",
-    "ServerConfig": ".config",
-    "SseServer": ".config",
-    "StdioServer": ".config",
-    "oauth_factory": ".factories",
-    "sampling_factory": ".factories",
-    "ResolvedConfig": ".resolve",
-    "load": ".resolve",
-    "McpSource": ".source",
-    "default_source": ".source",
-    "reset_default_source": ".source",
+    "ConfigIssue": _ENTRIES,
+    "Filters": _ENTRIES,
+    "HttpServer": _ENTRIES,
+    "ServerConfig": _ENTRIES,
+    "SseServer": _ENTRIES,
+    "StdioServer": _ENTRIES,
+    "oauth_factory": "lemon_skills.mcp.factories",
+    "sampling_factory": "lemon_skills.mcp.factories",
+    "ResolvedConfig": "lemon_skills.mcp.config.resolve",
+    "load": "lemon_skills.mcp.config.resolve",
+    "McpSource": "lemon_skills.mcp.source",
+    "default_source": "lemon_skills.mcp.source",
+    "reset_default_source": "lemon_skills.mcp.source",
+    "validate_mcp_servers": "lemon_skills.mcp.config.parse:validate_servers",
 }
 
-__all__ = [
-    "ConfigIssue",
-    "Filters",
-    "HttpServer",
-    "McpSource",
-    "ResolvedConfig",
-    "ServerConfig",
-    "SseServer",
-    "StdioServer",
-    "default_source",
-    "load",
-    "oauth_factory",
-    "reset_default_source",
-    "sampling_factory",
-]
-
-
 __getattr__ = lazy_getattr(__name__, _LAZY, globals())
+
+__all__ = sorted(_LAZY)

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from ..errors import UsageError
+from lemon_skills.errors import UsageError
 
 T = TypeVar("T")
 

@@ -19,10 +19,10 @@ from contextlib import AsyncExitStack, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
-from ..paths import agent_dir
+from lemon_skills.paths import agent_dir
 
 if TYPE_CHECKING:
-    from .config import ServerBase
+    from lemon_skills.mcp.config.entries import ServerBase
 
 #: Lines of a server's stderr kept in memory.
 MEMORY_LINES = 200

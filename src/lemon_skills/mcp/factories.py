@@ -19,13 +19,13 @@ import threading
 import httpx2
 from mcp.client.session import SamplingFnT
 
-from ..approvals import ApprovalContext, ApprovalStore
-from .config import HttpServer, ServerConfig
-from .connect import expand
-from .manager import AuthFactory, SamplingFactory
-from .oauth import LemonOAuthProvider, build_auth
-from .oauth_flows import AuthorizationObserverFn, CodeProviderFn
-from .sampling import DelegateFn, sampling_callback
+from lemon_skills.approvals import ApprovalContext, ApprovalStore
+from lemon_skills.mcp.config.entries import HttpServer, ServerConfig
+from lemon_skills.mcp.connect import expand
+from lemon_skills.mcp.manager import AuthFactory, SamplingFactory
+from lemon_skills.mcp.oauth.flows import AuthorizationObserverFn, CodeProviderFn
+from lemon_skills.mcp.oauth.provider import LemonOAuthProvider, build_auth
+from lemon_skills.mcp.sampling.handler import DelegateFn, sampling_callback
 
 
 def oauth_factory(

@@ -9,9 +9,9 @@ from typing import Any, Literal
 import anyio
 from mcp import types
 
-from .auth_state import auth_status
-from .config import ServerConfig
-from .connect import Connection, Probe, describe
+from lemon_skills.mcp.config.entries import ServerConfig
+from lemon_skills.mcp.connect import Connection, Probe, describe
+from lemon_skills.mcp.oauth.failure import auth_status
 
 ServerState = Literal["pending", "connecting", "connected", "failed", "stopped"]
 

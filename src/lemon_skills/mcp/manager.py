@@ -22,12 +22,19 @@ from mcp.client.session import ElicitationFnT, SamplingFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from ..errors import McpToolError, UsageError
-from .auth_state import auth_error, begin_attempt, explain_failure
-from .config import ServerConfig
-from .connect import Connection, Probe, connect, describe, startup_failure, startup_timeout
-from .deadline import Deadline
-from .handle import ServerHandle, fetch_listing
+from lemon_skills.errors import McpToolError, UsageError
+from lemon_skills.mcp.config.entries import ServerConfig
+from lemon_skills.mcp.connect import (
+    Connection,
+    Probe,
+    connect,
+    describe,
+    startup_failure,
+    startup_timeout,
+)
+from lemon_skills.mcp.deadline import Deadline
+from lemon_skills.mcp.handle import ServerHandle, fetch_listing
+from lemon_skills.mcp.oauth.failure import auth_error, begin_attempt, explain_failure
 
 T = TypeVar("T")
 AuthFactory = Callable[[ServerConfig], "httpx2.Auth | None"]

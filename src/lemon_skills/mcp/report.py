@@ -12,13 +12,13 @@ import difflib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import McpError, McpToolError
-from .config import ServerConfig
-from .resolve import ResolvedConfig
+from lemon_skills.errors import McpError, McpToolError
+from lemon_skills.mcp.config.entries import ServerConfig
+from lemon_skills.mcp.config.resolve import ResolvedConfig
 
 if TYPE_CHECKING:
-    from .core import SourceCore, View
-    from .handle import ServerHandle
+    from lemon_skills.mcp.handle import ServerHandle
+    from lemon_skills.mcp.views import SourceCore, View
 
 ListingKind = Literal["tools", "resources", "prompts"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp import types
 
-from ..tools.base import ToolResult
+from lemon_skills.tool import ToolResult
 
 
 def block_dict(block: Any) -> dict[str, Any]:
@@ -74,12 +74,12 @@ def wire_names(data: Any) -> Any:
         return data
     out: dict[str, Any] = {}
     for key, value in data.items():
-        name = _WIRE_NAMES.get(key, key)
+        name = _WIRE_NAMES.get(str(key), str(key))
         out[name] = value if name == "_meta" else wire_names(value)
     return out
 
 
-_WIRE_NAMES = {"mime_type": "mimeType", "last_modified": "lastModified", "meta": "_meta"}
+_WIRE_NAMES: dict[str, str] = {"mime_type": "mimeType", "last_modified": "lastModified", "meta": "_meta"}
 
 
 def resource_dict(r: types.Resource) -> dict[str, Any]:

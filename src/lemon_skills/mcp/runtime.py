@@ -23,10 +23,10 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 
-from ..errors import UsageError
-from ._loop import SyncLoop
-from .core import SourceCore
-from .manager import McpManager
+from lemon_skills.errors import UsageError
+from lemon_skills.mcp._loop import SyncLoop
+from lemon_skills.mcp.manager import McpManager
+from lemon_skills.mcp.views import SourceCore
 
 T = TypeVar("T")
 CoreFactory = Callable[[McpManager], SourceCore]

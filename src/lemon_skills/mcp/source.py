@@ -24,20 +24,26 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple
 
-from .. import config as settings_mod
-from ..approvals import ApprovalStore
-from ..errors import McpToolError, UsageError
-from ..paths import PathArg, resolve_cwd
-from ..tools.base import Tool, ToolContext, ToolResult
-from .catalog import ToolSpec
-from .core import SourceCore, View
-from .deadline import OnProgressFn
-from .factories import oauth_factory
-from .factories import sampling_factory as default_sampling
-from .manager import AuthFactory, ElicitationFactory, McpManager, ProgressFn, SamplingFactory
-from .report import ListingKind, Report, collect, require_server
-from .runtime import Runtime
-from .sampling import DelegateFn
+from lemon_skills import settings as settings_mod
+from lemon_skills.approvals import ApprovalStore
+from lemon_skills.errors import McpToolError, UsageError
+from lemon_skills.mcp.catalog.build import ToolSpec
+from lemon_skills.mcp.deadline import OnProgressFn
+from lemon_skills.mcp.factories import oauth_factory
+from lemon_skills.mcp.factories import sampling_factory as default_sampling
+from lemon_skills.mcp.manager import (
+    AuthFactory,
+    ElicitationFactory,
+    McpManager,
+    ProgressFn,
+    SamplingFactory,
+)
+from lemon_skills.mcp.report import ListingKind, Report, collect, require_server
+from lemon_skills.mcp.runtime import Runtime
+from lemon_skills.mcp.sampling.handler import DelegateFn
+from lemon_skills.mcp.views import SourceCore, View
+from lemon_skills.paths import PathArg, resolve_cwd
+from lemon_skills.tool import Tool, ToolContext, ToolResult
 
 
 class McpSource:

@@ -6,28 +6,24 @@ directory, as in the design document).
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ConfigError, SkillNotFound
-from ..paths import PathArg, Scope, explicit_scope, resolve_cwd
-from . import discovery, enablement, evaluation, index_cache, lockfile, observe, ranking
-from . import prompt as prompt_mod
-from . import semantic as semantic_mod
-from .model import Diagnostic, Entry
-from .registry import View, default_registry
-from .status import SkillStatus, evaluate, not_found
-
-
-def view(cwd: PathArg = None, *, refresh: bool = False) -> View:
-    """Current registry view for ``cwd``."""
-    reg = default_registry()
-    if refresh:
-        reg.refresh()
-    return reg.view(resolve_cwd(cwd))
+from lemon_skills.errors import ConfigError
+from lemon_skills.paths import PathArg, Scope, explicit_scope, resolve_cwd
+from lemon_skills.skills import discovery, enablement
+from lemon_skills.skills import prompt as prompt_mod
+from lemon_skills.skills.install import lockfile
+from lemon_skills.skills.model import Diagnostic, Entry
+from lemon_skills.skills.ranking import evaluation
+from lemon_skills.skills.ranking import find as ranking
+from lemon_skills.skills.ranking import semantic as semantic_mod
+from lemon_skills.skills.ranking import snapshot as index_cache
+from lemon_skills.skills.readiness import SkillStatus, evaluate, not_found
+from lemon_skills.skills.registry import View, default_registry, require, view
+from lemon_skills.skills.usage import observe
 
 
 def list_skills(*, cwd: PathArg = None, refresh: bool = False) -> list[Entry]:
@@ -38,20 +34,6 @@ def list_skills(*, cwd: PathArg = None, refresh: bool = False) -> list[Entry]:
 def get(key: str, *, cwd: PathArg = None, refresh: bool = False) -> Entry | None:
     """The visible skill with ``key``, or None."""
     return view(cwd, refresh=refresh).by_key.get(key)
-
-
-def require(key: str, *, cwd: PathArg = None) -> Entry:
-    """Like ``get`` but raises ``SkillNotFound`` with close-key suggestions."""
-    v = view(cwd)
-    entry = v.by_key.get(key)
-    if entry is None:
-        raise SkillNotFound(key, suggestions=suggest(key, v.by_key))
-    return entry
-
-
-def suggest(key: str, keys: Sequence[str] | dict[str, Entry], *, n: int = 3) -> list[str]:
-    """Close matches for a mistyped key."""
-    return difflib.get_close_matches(key, list(keys), n=n, cutoff=0.6)
 
 
 def diagnostics(*, cwd: PathArg = None) -> list[Diagnostic]:

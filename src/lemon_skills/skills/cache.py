@@ -20,11 +20,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .. import _fs
-from ..paths import agent_dir
-from . import compact
-from .discovery import Candidate, Loaded
-from .model import Diagnostic, cached_entry
+from lemon_skills import _fs
+from lemon_skills.paths import agent_dir
+from lemon_skills.skills import compact
+from lemon_skills.skills.discovery import Candidate, Loaded
+from lemon_skills.skills.model import Diagnostic, cached_entry
 
 #: Bump whenever parsing, normalisation or the record layout changes.
 PARSER_VERSION = 3

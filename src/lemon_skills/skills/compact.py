@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ManifestError
+from lemon_skills.errors import ManifestError
 
 if TYPE_CHECKING:
-    from .manifest import Manifest
+    from lemon_skills.skills.manifest import Manifest
 
 Fields = Mapping[str, Any]
 
@@ -34,7 +34,7 @@ _NO_PLATFORMS = ["any"]
 def compact(m: Manifest, *, name: str, description: str) -> dict[str, Any]:
     """The JSON-safe fields of ``m`` that differ from the defaults (``name``/``description``
     default to the entry's own)."""
-    from .manifest import Manifest
+    from lemon_skills.skills.manifest import Manifest
 
     blank = Manifest()
     out: dict[str, Any] = {}
@@ -104,7 +104,7 @@ def listing(fields: Fields) -> tuple[Any, list[str], list[str], Any, list[str]]:
 
 def expand(fields: Fields, *, name: str, description: str, skill_dir: Path) -> Manifest:
     """The full manifest; ``raw`` and ``metadata`` are read from the SKILL.md when first used."""
-    from .manifest import Manifest, Requires
+    from lemon_skills.skills.manifest import Manifest, Requires
 
     kwargs: dict[str, Any] = {
         f: tuple(v) if isinstance(v, list) else v
@@ -134,7 +134,7 @@ class _Frontmatter:
 
     def _get(self) -> Manifest:
         if self._manifest is None:
-            from .manifest import Manifest, parse_skill
+            from lemon_skills.skills.manifest import Manifest, parse_skill
 
             try:
                 text = (self._dir / "SKILL.md").read_text(encoding="utf-8")

@@ -13,9 +13,9 @@ from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import ManifestError
-from ..paths import is_transient_name
-from .model import Diagnostic, Entry, Source
+from lemon_skills.errors import ManifestError
+from lemon_skills.paths import is_transient_name
+from lemon_skills.skills.model import Diagnostic, Entry, Source
 
 SKILL_FILE = "SKILL.md"
 _BY_NAME = attrgetter("name")
@@ -138,7 +138,7 @@ def load_candidate(candidate: Candidate) -> Loaded:
     except UnicodeDecodeError as exc:
         reason = f"not valid UTF-8 (byte {exc.start})"
         return Loaded(None, (_diag(skill_file, reason, "encoding", key=key),), sig)
-    from .manifest import parse_skill  # not at import: a cold start from the cache never parses
+    from lemon_skills.skills.manifest import parse_skill
 
     try:
         parsed = parse_skill(text, path=skill_file)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..paths import PathArg
-from . import api, enablement
-from . import prompt as prompt_mod
-from .api import DoctorReport
-from .model import Entry
-from .registry import View
-from .status import SkillStatus
-from .usage_report import lifecycle_reasons
+from lemon_skills.paths import PathArg
+from lemon_skills.skills import api, enablement, registry
+from lemon_skills.skills import prompt as prompt_mod
+from lemon_skills.skills.api import DoctorReport
+from lemon_skills.skills.model import Entry
+from lemon_skills.skills.readiness import SkillStatus
+from lemon_skills.skills.registry import View
+from lemon_skills.skills.usage.report import lifecycle_reasons
 
 #: Extra explainers (usage lifecycle, audit...) registered by other modules of the package.
 Explainer = Callable[[Entry, View], list[str]]
@@ -20,7 +20,7 @@ EXPLAINERS: list[Explainer] = [lifecycle_reasons]
 
 def doctor(key: str | None = None, *, cwd: PathArg = None) -> list[DoctorReport]:
     """Reports for one key, or for every visible skill and every skill that failed to load."""
-    v = api.view(cwd)
+    v = registry.view(cwd)
     if key is not None:
         return [_one(key, v)]
     keys = sorted({*v.by_key, *(d.key for d in v.diagnostics if d.key)})
@@ -33,7 +33,7 @@ def _one(key: str, v: View) -> DoctorReport:
     if entry is None:
         reasons = [f"{d.path} failed to load: {d.reason}" for d in problems if d.level == "error"]
         if not reasons:
-            close = api.suggest(key, v.by_key)
+            close = registry.suggest(key, v.by_key)
             reasons = [
                 f"no skill named {key!r} in any search directory"
                 + (f"; did you mean {', '.join(close)}?" if close else "")

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import _fs
-from ..errors import ConfigError
-from ..paths import Scope, scope_root
+from lemon_skills import _fs
+from lemon_skills.errors import ConfigError
+from lemon_skills.paths import Scope, scope_root
 
 VERSION = 1
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import ManifestError
-from .manifest import LEMON_FIELDS, SPEC_FIELDS, parse_skill, split_frontmatter
-from .textscan import find_invisible, lookalike_reason
+from lemon_skills.errors import ManifestError
+from lemon_skills.skills.manifest import LEMON_FIELDS, SPEC_FIELDS, parse_skill, split_frontmatter
+from lemon_skills.skills.textscan import find_invisible, lookalike_reason
 
 Severity = Literal["error", "warning"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import ManifestError
+from lemon_skills.errors import ManifestError
 
 Format = Literal["yaml", "toml", "none"]
 
@@ -179,7 +179,7 @@ def _load_toml(source: str, path: Path | None) -> dict[str, Any]:
 
 
 def _load_yaml(source: str, path: Path | None, warnings: list[FieldWarning]) -> dict[str, Any]:
-    from .. import _yaml  # PyYAML costs more to import than listing cached skills takes
+    from lemon_skills import _yaml  # PyYAML costs more to import than listing cached skills takes
 
     try:
         data = _yaml.safe_load(source)

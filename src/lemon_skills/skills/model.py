@@ -8,17 +8,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .compact import compact, expand, listing
+from lemon_skills.skills.compact import compact, expand, listing
 
 if TYPE_CHECKING:
-    from .manifest import Manifest
+    from lemon_skills.skills.manifest import Manifest
 
 Source = Literal["project", "global"]
 Level = Literal["error", "warning", "info"]
 
 
 def _read_body(path: str) -> str:
-    from .manifest import split_frontmatter  # the parser loads only when a file is parsed
+    from lemon_skills.skills.manifest import split_frontmatter
 
     try:
         with open(f"{path}/SKILL.md", encoding="utf-8") as fh:
@@ -109,7 +109,7 @@ class Entry:
         m = self._manifest
         if m is None:
             if self._fields is None:
-                from .manifest import Manifest
+                from lemon_skills.skills.manifest import Manifest
 
                 m = Manifest()
             else:

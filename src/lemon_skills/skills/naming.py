@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..errors import InstallError
-from ..paths import is_transient_name
+from lemon_skills.errors import InstallError
+from lemon_skills.paths import is_transient_name
 
 MAX_KEY = 64
 _SEPARATORS = re.compile(r"[^\w]+|_+")

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .model import Entry
+from lemon_skills.skills.model import Entry
 
 Mode = Literal["content", "metadata"]
 

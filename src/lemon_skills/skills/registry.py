@@ -8,20 +8,36 @@ only what changed. ``refresh()`` drops everything.
 
 from __future__ import annotations
 
+import difflib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from .._gc import gc_paused
-from ..paths import global_skill_dirs, project_skill_dirs, scope_root
-from . import cache as disk_cache
-from . import enablement
-from .discovery import Candidate, FileSig, Loaded, file_sig, load_candidate, merge, scan_dirs
-from .model import Diagnostic, Entry, Source
+from lemon_skills._gc import gc_paused
+from lemon_skills.errors import SkillNotFound
+from lemon_skills.paths import (
+    PathArg,
+    global_skill_dirs,
+    project_skill_dirs,
+    resolve_cwd,
+    scope_root,
+)
+from lemon_skills.skills import cache as disk_cache
+from lemon_skills.skills import enablement
+from lemon_skills.skills.discovery import (
+    Candidate,
+    FileSig,
+    Loaded,
+    file_sig,
+    load_candidate,
+    merge,
+    scan_dirs,
+)
+from lemon_skills.skills.model import Diagnostic, Entry, Source
 
 DEFAULT_STAT_INTERVAL_S = 0.5
 _BY_KEY = attrgetter("key")
@@ -250,3 +266,25 @@ def default_registry() -> Registry:
         if _default is None:
             _default = Registry()
         return _default
+
+
+def view(cwd: PathArg = None, *, refresh: bool = False) -> View:
+    """Current registry view for ``cwd``."""
+    reg = default_registry()
+    if refresh:
+        reg.refresh()
+    return reg.view(resolve_cwd(cwd))
+
+
+def require(key: str, *, cwd: PathArg = None) -> Entry:
+    """Like ``get`` but raises ``SkillNotFound`` with close-key suggestions."""
+    v = view(cwd)
+    entry = v.by_key.get(key)
+    if entry is None:
+        raise SkillNotFound(key, suggestions=suggest(key, v.by_key))
+    return entry
+
+
+def suggest(key: str, keys: Sequence[str] | dict[str, Entry], *, n: int = 3) -> list[str]:
+    """Close matches for a mistyped key."""
+    return difflib.get_close_matches(key, list(keys), n=n, cutoff=0.6)

@@ -6,10 +6,10 @@ with the project ``cwd`` and the run/session ids telemetry should carry.
 
 from __future__ import annotations
 
-from .base import Tool, ToolContext, ToolResult, to_anthropic, to_openai
-from .read_skill import read_skill
-from .registry import ConflictReport, ToolConflict, ToolRegistry
-from .skill_manage import skill_manage
+from lemon_skills.tool import Tool, ToolContext, ToolResult, to_anthropic, to_openai
+from lemon_skills.tools.read_skill import read_skill
+from lemon_skills.tools.registry import ConflictReport, ToolConflict, ToolRegistry
+from lemon_skills.tools.skill_manage import skill_manage
 
 __all__ = [
     "ConflictReport",

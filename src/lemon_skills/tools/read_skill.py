@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ..paths import resolve_cwd
-from ..skills import api
-from ..skills.model import Entry
-from ..skills.observe import emit
-from ..skills.registry import View
-from ..skills.status import SkillStatus
-from .base import Tool, ToolContext, ToolResult
+from lemon_skills.paths import resolve_cwd
+from lemon_skills.skills import api, registry
+from lemon_skills.skills.model import Entry
+from lemon_skills.skills.readiness import SkillStatus
+from lemon_skills.skills.registry import View
+from lemon_skills.skills.usage.observe import emit
+from lemon_skills.tool import Tool, ToolContext, ToolResult
 
 VIEWS: Final = ("full", "summary", "section", "file")
 #: Files larger than this are cut when shown in the file view.
@@ -76,7 +76,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 def call(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     """Handle one ``read_skill`` call."""
     cwd = resolve_cwd(ctx.cwd)
-    v = api.view(cwd)
+    v = registry.view(cwd)
     key = str(params["key"]).strip()
     view = params.get("view") or "full"
     meta = _meta(params, ctx, cwd, key, view)
@@ -177,7 +177,7 @@ def supporting_files(skill_dir: Path) -> list[str]:
 
 def not_found_text(key: str, v: View) -> str:
     """``Skill not found: <key>`` with the closest keys, else the available ones."""
-    close = api.suggest(key, v.by_key, n=5)
+    close = registry.suggest(key, v.by_key, n=5)
     lowered = key.lower()
     close += [k for k in v.by_key if lowered and lowered in k and k not in close][:5]
     if close:

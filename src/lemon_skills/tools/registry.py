@@ -20,11 +20,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..paths import resolve_cwd
-from .base import Tool, ToolOrigin
+from lemon_skills.paths import resolve_cwd
+from lemon_skills.tool import Tool, ToolOrigin
 
 if TYPE_CHECKING:
-    from ..mcp.source import McpSource
+    from lemon_skills.mcp.source import McpSource
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +167,7 @@ class ToolRegistry:
         if self._mcp_source is False:
             return None
         if self._mcp_source is None:
-            from ..mcp.source import default_source
+            from lemon_skills.mcp.source import default_source
 
             return default_source()
         return self._mcp_source

@@ -12,12 +12,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import LemonSkillsError, SkillWriteError
-from ..paths import Scope, resolve_cwd
-from ..skills import manage
-from ..skills.authoring import MAX_FILE_BYTES, MAX_SKILL_CHARS, SUPPORT_DIRS, check_name
-from ..skills.observe import emit
-from .base import Tool, ToolContext, ToolResult
+from lemon_skills.errors import LemonSkillsError, SkillWriteError
+from lemon_skills.paths import Scope, resolve_cwd
+from lemon_skills.skills.authoring import ops as manage
+from lemon_skills.skills.authoring.rules import (
+    MAX_FILE_BYTES,
+    MAX_SKILL_CHARS,
+    SUPPORT_DIRS,
+    check_name,
+)
+from lemon_skills.skills.usage.observe import emit
+from lemon_skills.tool import Tool, ToolContext, ToolResult
 
 DESCRIPTION = (
     "Create and maintain skills (SKILL.md folders). Actions: create and edit (content = the "

@@ -1,0 +1,248 @@
+"""``lemon skill ...``: list, inspect, enable and lint skills."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from lemon_skills.cli._lazy import LazyGroup
+from lemon_skills.cli._output import (
+    colour,
+    cwd_option,
+    emit_json,
+    emit_json_records,
+    json_option,
+    note,
+    table,
+    warn,
+)
+from lemon_skills.skills import registry
+
+#: ``lemon skill`` subcommands living in their own modules, imported only when used.
+SUBCOMMANDS: dict[str, str] = {
+    "curator": "lemon_skills.cli.skill.curator:curator",
+    "eval": "lemon_skills.cli.skill.find:eval_cmd",
+    "events": "lemon_skills.cli.skill.usage:events_cmd",
+    "find": "lemon_skills.cli.skill.find:find_cmd",
+    "install": "lemon_skills.cli.skill.install:install_cmd",
+    "uninstall": "lemon_skills.cli.skill.install:uninstall_cmd",
+    "update": "lemon_skills.cli.skill.install:update_cmd",
+    "usage": "lemon_skills.cli.skill.usage:usage_cmd",
+    "verify": "lemon_skills.cli.skill.install:verify_cmd",
+}
+
+
+@click.group(cls=LazyGroup, lazy=SUBCOMMANDS, invoke_without_command=True)
+@click.pass_context
+def skill(ctx: click.Context) -> None:
+    """Find, inspect, enable and lint skills (SKILL.md folders).
+
+    \b
+    Skills are found in, first match wins:
+      <cwd>/.lemon/skill/<key>/   then .agents/skills/ in cwd and parents up to the git root
+      $LEMON_AGENT_DIR/skill/<key>/ (default ~/.lemon/agent)   then ~/.agents/skills/
+    Without a subcommand, runs `list`.
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_cmd)
+
+
+@skill.command("list")
+@cwd_option
+@json_option
+@click.option(
+    "--diagnostics",
+    "show_diags",
+    is_flag=True,
+    help="Also show every file that failed to load and every shadowed skill.",
+)
+def list_cmd(cwd: Path | None = None, as_json: bool = False, show_diags: bool = False) -> None:
+    """List every visible skill, disabled ones included."""
+    # Straight to the registry: the facade module would import ranking for nothing.
+    from lemon_skills.paths import resolve_cwd
+    from lemon_skills.skills.registry import default_registry
+
+    v = default_registry().view(resolve_cwd(cwd))
+    if as_json:
+        emit_json_records(
+            v.entries, {"diagnostics": [d.to_dict() for d in v.diagnostics]} if show_diags else None
+        )
+        return
+    rows = [
+        [
+            e.key,
+            e.source,
+            colour("enabled" if e.enabled else "disabled", "active" if e.enabled else "disabled"),
+            e.description,
+        ]
+        for e in v.entries
+    ]
+    if rows:
+        table(["KEY", "SOURCE", "STATE", "DESCRIPTION"], rows)
+    else:
+        note("no skills found; create one in .lemon/skill/<key>/SKILL.md")
+    problems = [d for d in v.diagnostics if d.level != "info"]
+    if show_diags:
+        for d in v.diagnostics:
+            click.echo(colour(str(d), d.level))
+    elif problems:
+        note(f"{len(problems)} problem(s) while loading; see `lemon skill list --diagnostics`")
+
+
+@skill.command("show")
+@click.argument("key")
+@cwd_option
+@json_option
+def show(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
+    """Print a skill's SKILL.md (or its metadata with --json)."""
+    from lemon_skills.skills import api
+
+    entry = registry.require(key, cwd=cwd)
+    if as_json:
+        data = entry.to_dict()
+        data["body"] = entry.body
+        data["manifest"] = dict(entry.manifest.raw)
+        emit_json(data)
+        return
+    note(f"# {entry.key} ({entry.source}) {entry.skill_file}")
+    click.echo(entry.content())
+
+
+@skill.command("status")
+@click.argument("key")
+@cwd_option
+@json_option
+def status(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
+    """Show whether a skill is ready: platform, binaries, env vars, config, disabled."""
+    from lemon_skills.skills import api
+
+    st = api.status(key, cwd=cwd)
+    if as_json:
+        emit_json(st.to_dict())
+    else:
+        click.echo(f"{key}: {colour(st.activation_state)}")
+        for field in ("missing_bins", "missing_any_bins", "missing_env", "missing_config"):
+            values = getattr(st, field)
+            if values:
+                click.echo(f"  {field.replace('_', ' ')}: {', '.join(values)}")
+        if st.error:
+            click.echo(f"  {st.error}")
+    if st.error:
+        from lemon_skills.errors import SkillNotFound
+
+        try:
+            registry.require(key, cwd=cwd)
+        except SkillNotFound as exc:  # the status above already said so; add what to do
+            note(f"hint: {exc.hint}")
+        raise click.exceptions.Exit(1)
+
+
+def _toggle(key: str, enabled: bool, cwd: Path | None, project: bool) -> None:
+    from lemon_skills.skills import api
+
+    changed = api.set_enabled(key, enabled, cwd=cwd, scope="project" if project else "global")
+    word = "enabled" if enabled else "disabled"
+    scope = "project" if project else "global"
+    click.echo(f"{key}: {word} in {scope} scope" + ("" if changed else " (no change)"))
+    st = api.status(key, cwd=cwd)
+    if enabled and st.disabled:
+        others = [s for s in st.disabled_in if s != scope]
+        flag = " --project" if "project" in others else ""
+        warn(
+            f"{key} is still disabled in the {', '.join(others)} scope; run "
+            f"`lemon skill enable {key}{flag}`"
+        )
+
+
+@skill.command("enable")
+@click.argument("key")
+@cwd_option
+@click.option(
+    "--project", is_flag=True, help="Change <cwd>/.lemon/skills.json instead of the global one."
+)
+def enable(key: str, cwd: Path | None = None, project: bool = False) -> None:
+    """Enable a skill (removes it from skills.json's disabled list)."""
+    _toggle(key, True, cwd, project)
+
+
+@skill.command("disable")
+@click.argument("key")
+@cwd_option
+@click.option(
+    "--project", is_flag=True, help="Change <cwd>/.lemon/skills.json instead of the global one."
+)
+def disable(key: str, cwd: Path | None = None, project: bool = False) -> None:
+    """Disable a skill: it stays on disk but is never offered to the agent."""
+    _toggle(key, False, cwd, project)
+
+
+@skill.command("refresh")
+@cwd_option
+def refresh(cwd: Path | None = None) -> None:
+    """Reload every skill from disk (the registry also notices changes by itself)."""
+    from lemon_skills.skills import api
+
+    api.refresh(cwd=cwd)
+    v = registry.view(cwd)
+    click.echo(f"{len(v.entries)} skills loaded, {len(v.diagnostics)} diagnostics")
+
+
+@skill.command("lint")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@cwd_option
+@json_option
+@click.option(
+    "--strict", is_flag=True, help="Treat lemon-only fields as errors (pure Agent Skills spec)."
+)
+def lint(
+    paths: tuple[Path, ...], cwd: Path | None = None, as_json: bool = False, strict: bool = False
+) -> None:
+    """Check SKILL.md files against the Agent Skills spec and lemon's rules.
+
+    PATHS may be SKILL.md files, skill directories, or directories of skills. Exits 1 when any
+    error is found.
+    """
+    from lemon_skills.errors import LemonSkillsError
+    from lemon_skills.skills.lint import lint_file, skill_files
+
+    base = cwd or Path.cwd()
+    reports = [lint_file(p, strict=strict) for p in skill_files(base / p for p in paths)]
+    if not reports:
+        raise LemonSkillsError(
+            "no SKILL.md found in " + ", ".join(str(p) for p in paths),
+            hint="pass SKILL.md files, skill directories (holding a SKILL.md) or directories "
+            "of skill directories",
+        )
+    if as_json:
+        emit_json([r.to_dict() for r in reports])
+    else:
+        for r in reports:
+            click.echo(f"{r.path}: {colour('ok', 'pass') if r.ok else colour('error')}")
+            for f in r.findings:
+                where = f":{f.line}" if f.line else ""
+                click.echo(f"  {colour(f.severity)}{where} [{f.rule}] {f.message}")
+    if any(not r.ok for r in reports):
+        raise click.exceptions.Exit(1)
+
+
+@skill.command("doctor")
+@click.argument("key", required=False)
+@cwd_option
+@json_option
+def doctor(key: str | None = None, cwd: Path | None = None, as_json: bool = False) -> None:
+    """Explain why a skill (or every skill) is or is not active."""
+    from lemon_skills.skills.doctor import doctor as run_doctor
+
+    reports = run_doctor(key, cwd=cwd)
+    if as_json:
+        emit_json([r.to_dict() for r in reports])
+        return
+    if not reports:
+        note("no skills found; create one in .lemon/skill/<key>/SKILL.md")
+    for r in reports:
+        click.echo(f"{click.style(r.key, bold=True)}: {colour(r.state)}")
+        for reason in r.reasons:
+            click.echo(f"  - {reason}")
+    if key is not None and reports and reports[0].state == "missing":
+        raise click.exceptions.Exit(1)

@@ -1,0 +1,151 @@
+"""``lemon skill find`` and ``lemon skill eval``: rank skills for a request, measure the ranking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from lemon_skills.cli._output import F, cwd_option, emit_json, json_option, note, table
+from lemon_skills.skills import api
+from lemon_skills.skills.ranking.evaluation import Report, load_cases
+from lemon_skills.skills.ranking.find import Match
+
+
+def semantic_option(f: F) -> F:
+    """``--semantic/--no-semantic``: add embedding similarity (default ``$LEMON_SEMANTIC``)."""
+    return click.option(
+        "--semantic/--no-semantic",
+        default=None,
+        help="Add embedding similarity to the lexical score (needs the semantic extra; "
+        "default: $LEMON_SEMANTIC).",
+    )(f)
+
+
+@click.command("find")
+@click.argument("query", nargs=-1, required=True)
+@cwd_option
+@click.option("--max-results", "-n", default=3, show_default=True, type=click.IntRange(1))
+@json_option
+@click.option("--explain", is_flag=True, help="Show what each score is made of.")
+@semantic_option
+def find_cmd(
+    query: tuple[str, ...],
+    cwd: Path | None = None,
+    max_results: int = 3,
+    as_json: bool = False,
+    explain: bool = False,
+    semantic: bool | None = None,
+) -> None:
+    """Show the skills the agent would be given for QUERY, best first.
+
+    Prints nothing (and says so on stderr) when no skill is relevant. With --explain each
+    result lists its score parts: one per matched term (term:STEM, or term:STEM<-typed for a
+    typo fix), phrase, exact_name, coverage (share of the query's information matched),
+    short_fields (the part from name, keywords, description and headings), score, and
+    evidence (the plain-IDF score the abstain bar is checked against); with --semantic also
+    similarity and the semantic bonus.
+    """
+    found = api.matches(" ".join(query), cwd=cwd, max_results=max_results, semantic=semantic)
+    if as_json:
+        emit_json([_match_dict(m) for m in found])
+        return
+    if not found:
+        note("no skill is relevant to this request")
+        return
+    rows = [[f"{m.score:.2f}", m.entry.key, m.entry.source, m.entry.description] for m in found]
+    if not explain:
+        table(["SCORE", "KEY", "SOURCE", "DESCRIPTION"], rows)
+        return
+    for m, row in zip(found, rows, strict=True):
+        click.echo(f"{click.style(m.entry.key, bold=True)}  {row[0]}  ({m.entry.source})")
+        for name, value in _ordered_parts(m):
+            click.echo(f"    {name:<28} {value:8.3f}")
+
+
+def _ordered_parts(m: Match) -> list[tuple[str, float]]:
+    terms = sorted(
+        ((k, v) for k, v in m.parts.items() if k.startswith("term:")), key=lambda kv: -kv[1]
+    )
+    rest = [(k, v) for k, v in m.parts.items() if not k.startswith("term:")]
+    return [*terms, *rest]
+
+
+def _match_dict(m: Match) -> dict[str, object]:
+    return {**m.entry.to_dict(), "score": m.score, "parts": dict(m.parts)}
+
+
+@click.command("eval")
+@click.option(
+    "--queries",
+    "queries_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='JSONL file: one {"query", "expected": [keys], "kind"} per line.',
+)
+@cwd_option
+@click.option(
+    "--skills",
+    "skills_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Rank only the <key>/SKILL.md folders of this directory (e.g. a skill repository).",
+)
+@click.option(
+    "--max-results", default=10, show_default=True, type=click.IntRange(3), help="Depth for MRR."
+)
+@json_option
+@semantic_option
+def eval_cmd(
+    queries_file: Path,
+    cwd: Path | None = None,
+    skills_dir: Path | None = None,
+    max_results: int = 10,
+    as_json: bool = False,
+    semantic: bool | None = None,
+) -> None:
+    """Measure skill retrieval on labelled queries.
+
+    \b
+    Prints recall@1 and recall@3 (a query is a hit when any expected key is in the top 1 / 3),
+    MRR, none-rejection (share of "expected": [] queries answered with nothing),
+    false-rejection (share of targeted queries answered with nothing), recall per kind, and
+    every query not answered right.
+    """
+    cases = load_cases(queries_file)
+    report = api.evaluate_queries(
+        cases, cwd=cwd, skills_dir=skills_dir, max_results=max_results, semantic=semantic
+    )
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        _print_report(report)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _print_report(r: Report) -> None:
+    click.echo(f"queries {r.count} ({r.targeted} targeted, {r.none} with no right skill)")
+    click.echo(f"recall@1        {_pct(r.recall_at_1)}")
+    click.echo(f"recall@3        {_pct(r.recall_at_3)}")
+    click.echo(f"MRR             {_pct(r.mrr)}")
+    click.echo(f"none-rejection  {_pct(r.none_rejection)}")
+    click.echo(f"false-rejection {_pct(r.false_rejection)}")
+    click.echo("")
+    table(
+        ["KIND", "N", "RECALL@1", "RECALL@3", "NONE-REJECTION"],
+        [
+            [k.kind, str(k.count), _pct(k.recall_at_1), _pct(k.recall_at_3), _pct(k.none_rejection)]
+            for k in r.per_kind
+        ],
+        wrap_last=False,
+    )
+    if r.misses:
+        click.echo(f"\nmisses ({len(r.misses)}):")
+    for o in r.misses:
+        where = f"rank {o.rank}" if o.rank else "not found"
+        expected = ", ".join(o.case.expected) or "(nothing)"
+        click.echo(f"  [{o.case.kind}] {o.case.query}")
+        click.echo(f"      expected {expected}; got {', '.join(o.got[:3]) or '(nothing)'}; {where}")

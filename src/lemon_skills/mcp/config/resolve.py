@@ -1,0 +1,248 @@
+"""Which MCP servers apply in a directory: the config sources merged, named and switched.
+
+Sources, highest precedence first: the programmatic list (``McpSource(servers=...)``, else
+``lemon_skills.configure(mcp_servers=...)``), ``LEMON_MCP_SERVERS`` (a JSON array or a
+``{"mcpServers": {...}}`` object), ``<cwd>/.lemon/mcp.json`` and ``<agent>/mcp.json``. An entry
+with a ``name`` overrides lower entries of the same name; unnamed identical entries collapse
+into one. ``enabled: false`` in the project file turns MCP off there (``true`` turns it back on
+over a global ``false``); ``LEMON_MCP_DISABLED`` and ``configure(mcp_disabled=True)`` turn it
+off everywhere. A broken file or entry is reported as an issue and skipped; the rest loads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from lemon_skills import settings as settings_mod
+from lemon_skills.mcp.catalog.naming import assign_server_names, server_name
+from lemon_skills.mcp.config.entries import ConfigIssue, Origin, ServerConfig
+from lemon_skills.mcp.config.parse import document_entries, validate_servers
+from lemon_skills.paths import agent_dir
+
+#: A configured server's effective state in a directory (before any connection attempt).
+ServerState = Literal["enabled", "disabled", "off"]
+
+_TRUTHY = frozenset({"1", "true", "yes", "on"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolvedConfig:
+    """The servers for one directory, named and in a stable order."""
+
+    cwd: Path
+    enabled: bool
+    disabled_reason: str | None
+    servers: tuple[ServerConfig, ...]
+    issues: tuple[ConfigIssue, ...]
+    overridden: tuple[ServerConfig, ...] = ()
+
+    def active(self) -> tuple[ServerConfig, ...]:
+        """Servers to connect: none when MCP is off here, else the enabled entries."""
+        return tuple(s for s in self.servers if s.enabled) if self.enabled else ()
+
+    def state_of(self, server: ServerConfig) -> ServerState:
+        """``enabled``, ``disabled`` (the entry's own switch) or ``off`` (MCP is off here)."""
+        if not self.enabled:
+            return "off"
+        return "enabled" if server.enabled else "disabled"
+
+    def server_dicts(self) -> list[dict[str, Any]]:
+        """``to_dict()`` of every server plus its effective ``state`` and ``active`` flag."""
+        out = []
+        for s in self.servers:
+            state = self.state_of(s)
+            out.append(s.to_dict() | {"state": state, "active": state == "enabled"})
+        return out
+
+
+def global_config_path() -> Path:
+    """``<agent>/mcp.json``."""
+    return agent_dir() / "mcp.json"
+
+
+def project_config_path(cwd: Path) -> Path:
+    """``<cwd>/.lemon/mcp.json``."""
+    return cwd / ".lemon" / "mcp.json"
+
+
+def env_disabled(env: Mapping[str, str] | None = None) -> bool:
+    """``LEMON_MCP_DISABLED`` set to 1/true/yes/on, in any case."""
+    env = os.environ if env is None else env
+    return env.get("LEMON_MCP_DISABLED", "").strip().lower() in _TRUTHY
+
+
+def fingerprint(
+    cwd: Path,
+    servers: Sequence[object] | None,
+    *,
+    include_config: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> tuple[object, ...]:
+    """Changes whenever anything ``load`` reads changes (cheap: two stats, no parsing)."""
+    env = os.environ if env is None else env
+    stats: list[tuple[int, int, int] | None] = []
+    paths = (global_config_path(), project_config_path(cwd)) if include_config else ()
+    for path in paths:
+        try:
+            st = path.stat()
+            stats.append((st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            stats.append(None)
+    return (
+        str(cwd),
+        tuple(stats),
+        env.get("LEMON_MCP_SERVERS") if include_config else None,
+        env_disabled(env),
+        settings_mod.settings().generation,
+        id(servers),
+    )
+
+
+def load(
+    cwd: Path,
+    *,
+    servers: Sequence[object] | None = None,
+    include_config: bool = True,
+    disabled: bool | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ResolvedConfig:
+    """Resolve the servers that apply in ``cwd``.
+
+    ``servers`` replaces the ``configure()`` list; ``include_config=False`` ignores files and
+    environment (as the smoke proofs and tests do).
+    """
+    env = os.environ if env is None else env
+    settings = settings_mod.settings()
+    programmatic = servers if servers is not None else settings.mcp_servers
+    issues: list[ConfigIssue] = []
+    layers: list[list[ServerConfig]] = []
+    valid, bad = validate_servers(programmatic or (), origin="programmatic")
+    layers.append(valid)
+    issues.extend(bad)
+    project_enabled = global_enabled = None
+    if include_config:
+        layers.append(_env_layer(env, issues))
+        project_enabled, project = _file_layer(project_config_path(cwd), "project", cwd, issues)
+        global_enabled, global_ = _file_layer(global_config_path(), "global", None, issues)
+        layers.extend([project, global_])
+    merged, overridden = _merge(layers)
+    reason = _disabled_reason(disabled, settings.mcp_disabled, env, project_enabled, global_enabled)
+    return ResolvedConfig(
+        cwd=cwd,
+        enabled=reason is None,
+        disabled_reason=reason,
+        servers=tuple(merged),
+        issues=tuple(issues),
+        overridden=tuple(overridden),
+    )
+
+
+def _disabled_reason(
+    explicit: bool | None,
+    configured: bool,
+    env: Mapping[str, str],
+    project: bool | None,
+    global_: bool | None,
+) -> str | None:
+    if explicit is True:
+        return "disabled by the caller"
+    if explicit is False:
+        return None
+    if configured:
+        return "disabled by lemon_skills.configure(mcp_disabled=True)"
+    if env_disabled(env):
+        return "disabled by LEMON_MCP_DISABLED"
+    if project is False:
+        return 'disabled by .lemon/mcp.json ("enabled": false)'
+    if project is None and global_ is False:
+        return 'disabled by the global mcp.json ("enabled": false)'
+    return None
+
+
+def _env_layer(env: Mapping[str, str], issues: list[ConfigIssue]) -> list[ServerConfig]:
+    raw = env.get("LEMON_MCP_SERVERS")
+    if not raw or not raw.strip():
+        return []
+    try:
+        data: Any = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        issues.append(
+            ConfigIssue(reason=f"LEMON_MCP_SERVERS is not valid JSON ({exc})", origin="env")
+        )
+        return []
+    _enabled, entries, problem = document_entries(data)
+    if problem:
+        issues.append(ConfigIssue(reason=f"LEMON_MCP_SERVERS: {problem}", origin="env"))
+    valid, bad = validate_servers(entries, origin="env")
+    issues.extend(bad)
+    return valid
+
+
+def read_document(
+    path: Path, origin: Origin, base_dir: Path | None
+) -> tuple[bool | None, list[ServerConfig], list[ConfigIssue]]:
+    """Parse one mcp.json; a missing file is empty, a broken one is an issue."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, [], []
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [], [ConfigIssue(reason=f"cannot read: {exc}", origin=origin, path=path)]
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        issue = ConfigIssue(reason=f"corrupt JSON ({exc})", origin=origin, path=path)
+        return None, [], [issue]
+    enabled, entries, problem = document_entries(data)
+    issues = [ConfigIssue(reason=problem, origin=origin, path=path)] if problem else []
+    valid, bad = validate_servers(entries, origin=origin, base_dir=base_dir, path=path)
+    return enabled, valid, issues + bad
+
+
+def _file_layer(
+    path: Path, origin: Origin, base_dir: Path | None, issues: list[ConfigIssue]
+) -> tuple[bool | None, list[ServerConfig]]:
+    enabled, valid, bad = read_document(path, origin, base_dir)
+    issues.extend(bad)
+    return enabled, valid
+
+
+def _merge(layers: list[list[ServerConfig]]) -> tuple[list[ServerConfig], list[ServerConfig]]:
+    """Named entries: the highest layer wins. Unnamed: identical ones collapse.
+
+    The result is ordered broad to narrow (programmatic, env, global, project) so adding a
+    project server never renames a global server's derived name.
+    """
+    programmatic, *rest = layers
+    env_layer = rest[0] if rest else []
+    project = rest[1] if len(rest) > 1 else []
+    global_ = rest[2] if len(rest) > 2 else []
+    winners: dict[str, ServerConfig] = {}
+    overridden: list[ServerConfig] = []
+    seen_digests: set[str] = set()
+    for layer in (programmatic, env_layer, project, global_):
+        for cfg in layer:
+            if cfg.name is not None:
+                key = server_name(cfg.name)
+                if key in winners:
+                    overridden.append(cfg)
+                else:
+                    winners[key] = cfg
+    ordered: list[ServerConfig] = []
+    for layer in (programmatic, env_layer, global_, project):
+        for cfg in layer:
+            if cfg.name is not None:
+                if winners.get(server_name(cfg.name)) is cfg:
+                    ordered.append(cfg)
+                continue
+            digest = cfg.digest()
+            if digest not in seen_digests:
+                seen_digests.add(digest)
+                ordered.append(cfg)
+    names = assign_server_names(ordered)
+    return [replace(cfg, name=n) for cfg, n in zip(ordered, names, strict=True)], overridden

@@ -1,0 +1,503 @@
+"""OAuth for Streamable HTTP MCP servers, built on the SDK's ``OAuthClientProvider``.
+
+The SDK does discovery (``WWW-Authenticate`` → protected-resource → authorization-server
+metadata, sent without the client's headers or tokens), PKCE S256 with ``state`` and ``iss``
+checks, ``resource`` indicators, client registration and proactive refresh. This module fills
+its gaps:
+
+- a 401 tries the refresh-token grant first (keeping rotated refresh tokens), and only then
+  re-acquires once (client credentials or a new authorization);
+- client credentials with ``client_secret_post`` or ``client_secret_basic``;
+- PKCE refuses an authorization server that does not offer S256 and any authorization URL that
+  is not http(s) (http only on loopback); the login goes through a loopback listener on
+  ``redirect_uri`` behind an operator approval carrying the URL (never the verifier);
+- a token cache with absolute expiry, token endpoint and metadata, so a restarted process
+  resumes without a metadata or token request;
+- tokens never appear in errors, logs or status (errors are re-raised as redacted
+  :class:`McpAuthError`).
+
+Use :func:`build_auth` and put the result on the ``httpx2.AsyncClient`` of the transport.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import replace
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import anyio.to_thread
+import httpx2
+from mcp.client.auth import OAuthClientProvider, OAuthFlowError
+from mcp.client.auth.utils import issuers_match
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthMetadata,
+    OAuthToken,
+    ProtectedResourceMetadata,
+)
+from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
+from pydantic import AnyUrl, ValidationError
+
+from lemon_skills import secrets
+from lemon_skills.approvals import ApprovalContext, ApprovalStore
+from lemon_skills.errors import ConfigError, McpAuthError
+from lemon_skills.mcp.oauth.flows import (
+    AuthorizationObserverFn,
+    AuthorizationRequest,
+    CodeAnswer,
+    CodeProviderFn,
+    approval_request,
+    check_authorization_url,
+    code_result,
+    token_problem,
+)
+from lemon_skills.mcp.oauth.guard import UrlGuard
+from lemon_skills.mcp.oauth.listener import CallbackListener
+from lemon_skills.mcp.oauth.options import OAuthSettings, loopback_problem, parse_oauth
+from lemon_skills.mcp.oauth.tokens import (
+    CachedTokens,
+    MemoryTokenCache,
+    SecretTokenCache,
+    TokenCache,
+)
+
+__all__ = [
+    "AuthorizationObserverFn",
+    "AuthorizationRequest",
+    "CodeProviderFn",
+    "LemonOAuthProvider",
+    "build_auth",
+    "check_authorization_url",
+    "resolve_client_secret",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class LemonOAuthProvider(OAuthClientProvider):
+    """An ``httpx2.Auth`` for one MCP server; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        server: str,
+        url: str,
+        settings: OAuthSettings,
+        cache: TokenCache,
+        approvals: ApprovalStore,
+        context: ApprovalContext | None = None,
+        code_provider: CodeProviderFn | None = None,
+        on_authorization: AuthorizationObserverFn | None = None,
+    ) -> None:
+        pkce = settings.flow == "authorization_code_pkce"
+        # A registered public client authenticates with "none"; a client still to be
+        # registered leaves the choice to the authorization server.
+        method = settings.token_auth_method if settings.client_secret else None
+        if method is None and settings.client_id:
+            method = "none"
+        metadata = OAuthClientMetadata(
+            redirect_uris=[AnyUrl(settings.redirect_uri)]
+            if pkce and settings.redirect_uri
+            else None,
+            grant_types=["authorization_code", "refresh_token"] if pkce else ["client_credentials"],
+            token_endpoint_auth_method=method,
+            scope=settings.scope,
+            client_name="lemon-skills",
+        )
+        super().__init__(
+            url,
+            metadata,
+            _Storage(self),
+            redirect_handler=self._on_redirect,
+            callback_handler=self._on_callback,
+            client_metadata_url=settings.client_metadata_url,
+        )
+        self.server = server
+        self.settings = settings
+        self.cache = cache
+        self.last_error: McpAuthError | None = None
+        self._approvals = approvals
+        self._context = context or ApprovalContext()
+        self._code_provider = code_provider
+        self._on_authorization = on_authorization
+        self._listener: CallbackListener | None = None
+        self._code_answer: CodeAnswer | None = None
+        self._expected_state = ""
+        self._fixed_client = _fixed_client(settings, metadata)
+        self._guard = UrlGuard(url, server=server, trusted=settings.issuer)
+
+    def describe(self) -> dict[str, Any]:
+        """Token state for status output: never a token, only whether one is held."""
+        tokens = self.context.current_tokens
+        meta = self.context.oauth_metadata
+        return {
+            "flow": self.settings.flow,
+            "client_id": self.context.client_info.client_id if self.context.client_info else None,
+            "has_access_token": bool(tokens and tokens.access_token),
+            "has_refresh_token": bool(tokens and tokens.refresh_token),
+            "expires_at": self.context.token_expiry_time,
+            "scope": tokens.scope if tokens else self.settings.scope,
+            "token_endpoint": str(meta.token_endpoint) if meta else None,
+            "issuer": str(meta.issuer) if meta else None,
+            "cache": self.cache.location,
+            "last_error": str(self.last_error) if self.last_error else None,
+        }
+
+    async def _auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        inner = super()._auth_flow(request)
+        try:
+            outgoing = await inner.__anext__()
+            refreshed = False
+            while True:
+                if outgoing is not request:
+                    await self._guard.check(str(outgoing.url))
+                response = yield outgoing
+                if (
+                    outgoing is request
+                    and response.status_code == 401
+                    and not refreshed
+                    and self._can_refresh()
+                ):
+                    # The SDK would rediscover and grant afresh; a refresh token is cheaper
+                    # and needs no operator when the flow is interactive.
+                    refreshed = True
+                    refresh = await self._refresh_token()
+                    await self._guard.check(str(refresh.url))
+                    refresh_response = yield refresh
+                    if await self._handle_refresh_response(refresh_response):
+                        self._add_auth_header(request)
+                        response = yield request
+                outgoing = await inner.asend(response)
+        except StopAsyncIteration:
+            return
+        except McpAuthError as exc:
+            self.last_error = exc
+            raise
+        except (OAuthFlowError, ValueError) as exc:
+            error = McpAuthError(self._explain(exc), server=self.server)
+            self.last_error = error
+            raise error from None
+        finally:
+            await inner.aclose()
+
+    def _can_refresh(self) -> bool:
+        return self.context.can_refresh_token() and self.context.oauth_metadata is not None
+
+    def _explain(self, exc: Exception) -> str:
+        text = str(exc)
+        if text.startswith("State parameter mismatch"):
+            return "authorization response state did not match the request"
+        return self._scrub(text.splitlines()[0] if text else type(exc).__name__)
+
+    def _scrub(self, text: str) -> str:
+        tokens = self.context.current_tokens
+        for value in (
+            tokens.access_token if tokens else None,
+            tokens.refresh_token if tokens else None,
+            self.settings.client_secret,
+            self.context.client_info.client_secret if self.context.client_info else None,
+        ):
+            if value:
+                text = text.replace(value, "***")
+        return text
+
+    async def _initialize(self) -> None:
+        cached = await anyio.to_thread.run_sync(self.cache.load)
+        self.context.client_info = self._fixed_client
+        if cached is not None and self._matches(cached):
+            self._restore(cached)
+        self._initialized = True
+
+    def _matches(self, cached: CachedTokens) -> bool:
+        resource = resource_url_from_server_url(self.context.server_url)
+        if cached.resource and not check_resource_allowed(resource, cached.resource):
+            logger.info("MCP server %s: cached OAuth tokens are for another resource", self.server)
+            return False
+        if self.settings.client_id and cached.client_id != self.settings.client_id:
+            logger.info("MCP server %s: cached OAuth tokens are for another client", self.server)
+            return False
+        return True
+
+    def _restore(self, cached: CachedTokens) -> None:
+        self.context.current_tokens = OAuthToken(
+            access_token=cached.access_token, refresh_token=cached.refresh_token, scope=cached.scope
+        )
+        self.context.token_expiry_time = cached.expires_at
+        try:
+            if cached.authorization_server_metadata:
+                meta = OAuthMetadata.model_validate(cached.authorization_server_metadata)
+                self.context.oauth_metadata = meta
+                self.context.auth_server_url = cached.issuer or str(meta.issuer)
+            if cached.protected_resource_metadata:
+                self.context.protected_resource_metadata = ProtectedResourceMetadata.model_validate(
+                    cached.protected_resource_metadata
+                )
+            if self._fixed_client is None and cached.client_info:
+                self.context.client_info = OAuthClientInformationFull.model_validate(
+                    cached.client_info
+                )
+        except ValidationError:
+            logger.warning("MCP server %s: ignored unreadable cached OAuth metadata", self.server)
+
+    async def _persist(self) -> None:
+        tokens = self.context.current_tokens
+        if tokens is None:
+            return
+        meta = self.context.oauth_metadata
+        prm = self.context.protected_resource_metadata
+        client = self.context.client_info
+        record = CachedTokens(
+            access_token=tokens.access_token,
+            refresh_token=tokens.refresh_token,
+            expires_at=self.context.token_expiry_time,
+            scope=tokens.scope,
+            token_endpoint=str(meta.token_endpoint) if meta else None,
+            issuer=str(meta.issuer) if meta else None,
+            client_id=client.client_id if client else None,
+            resource=self.context.get_resource_url(),
+            client_info=(
+                client.model_dump(mode="json", exclude_none=True)
+                if client is not None and self._fixed_client is None
+                else None
+            ),
+            authorization_server_metadata=_dump(meta),
+            protected_resource_metadata=_dump(prm),
+        )
+        await anyio.to_thread.run_sync(self.cache.save, record)
+
+    def _select_authorization_server(self, advertised: list[str]) -> str:
+        wanted = self.settings.issuer
+        return next((s for s in advertised if wanted and issuers_match(s, wanted)), advertised[0])
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        if self.settings.scope:
+            # The configured scope wins over the SDK's guess from the challenge or metadata.
+            self.context.client_metadata.scope = self.settings.scope
+        self._check_issuer()
+        if self.settings.flow == "client_credentials":
+            return self._client_credentials_request()
+        self._require_s256()
+        try:
+            with anyio.fail_after(self.settings.authorization_timeout):
+                if self._code_provider is not None:
+                    return await super()._perform_authorization()
+                return await self._authorize_through_listener()
+        except TimeoutError:
+            raise McpAuthError(
+                f"authorization did not complete within {self.settings.authorization_timeout:g}s",
+                server=self.server,
+                hint="open the authorization URL from the approval, sign in, then approve it",
+            ) from None
+
+    async def _authorize_through_listener(self) -> httpx2.Request:
+        uris = self.context.client_metadata.redirect_uris
+        if not uris:
+            raise McpAuthError("oauth.redirect_uri is required for PKCE", server=self.server)
+        async with CallbackListener(str(uris[0]), server=self.server) as listener:
+            if listener.redirect_uri != str(uris[0]):
+                self.context.client_metadata.redirect_uris = [AnyUrl(listener.redirect_uri)]
+            self._listener = listener
+            try:
+                return await super()._perform_authorization()
+            finally:
+                self._listener = None
+
+    def _client_credentials_request(self) -> httpx2.Request:
+        data = {"grant_type": "client_credentials"}
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        data, headers = self.context.prepare_token_auth(data, headers)
+        if self.context.should_include_resource_param(self.context.protocol_version):
+            data["resource"] = self.context.get_resource_url()
+        if self.context.client_metadata.scope:
+            data["scope"] = self.context.client_metadata.scope
+        return httpx2.Request("POST", self._get_token_endpoint(), data=data, headers=headers)
+
+    def _check_issuer(self) -> None:
+        wanted = self.settings.issuer
+        meta = self.context.oauth_metadata
+        if wanted and (meta is None or not issuers_match(str(meta.issuer), wanted)):
+            found = str(meta.issuer) if meta else "no authorization server metadata"
+            raise McpAuthError(
+                f"authorization server is {found}, not the configured oauth.issuer {wanted}",
+                server=self.server,
+            )
+
+    def _require_s256(self) -> None:
+        meta = self.context.oauth_metadata
+        methods = (meta.code_challenge_methods_supported or []) if meta else []
+        if "S256" not in methods:
+            raise McpAuthError(
+                "authorization server does not offer PKCE S256 (code_challenge_methods_supported"
+                f" = {methods or 'absent'}); refusing to start an authorization",
+                server=self.server,
+                hint="MCP authorization requires S256; ask the server operator to enable it",
+            )
+
+    async def _on_redirect(self, authorization_url: str) -> None:
+        check_authorization_url(authorization_url, server=self.server)
+        request = AuthorizationRequest.from_url(authorization_url)
+        self._expected_state = request.state
+        if self._listener is not None:
+            self._listener.expect_state(request.state)
+        if self._on_authorization is not None:
+            told = self._on_authorization(request)
+            if inspect.isawaitable(told):
+                await told
+        if self._code_provider is not None:
+            self._code_answer = await self._code_provider(request)
+            return
+        if self.settings.authorization_approval:
+            await self._approve(request)
+        elif self._on_authorization is None:
+            logger.warning(
+                "MCP server %s needs a sign-in: open %s", self.server, request.authorization_url
+            )
+
+    async def _approve(self, request: AuthorizationRequest) -> None:
+        tool, action, rationale, context = approval_request(self.server, request, self._context)
+        decided = await self._approvals.arequest(
+            tool,
+            action,
+            rationale=rationale,
+            context=context,
+            timeout=self.settings.authorization_timeout,
+        )
+        if decided.status == "denied":
+            raise McpAuthError("authorization was denied by the operator", server=self.server)
+        if not decided.approved:
+            raise McpAuthError(f"authorization approval {decided.status}", server=self.server)
+
+    async def _on_callback(self) -> AuthorizationCodeResult:
+        if self._code_provider is not None:
+            return code_result(self._code_answer, self._expected_state)
+        assert self._listener is not None
+        result = await self._listener.result()
+        return AuthorizationCodeResult(code=result.code, state=result.state, iss=result.iss)
+
+    async def _handle_token_response(self, response: httpx2.Response) -> None:
+        await response.aread()
+        problem = self._token_problem(response)
+        if problem:
+            raise McpAuthError(problem, server=self.server)
+        await super()._handle_token_response(response)
+
+    async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+        await response.aread()
+        problem = self._token_problem(response)
+        if problem is None:
+            return await super()._handle_refresh_response(response)
+        logger.warning("MCP server %s: refresh-token grant failed: %s", self.server, problem)
+        self.context.clear_tokens()
+        return False
+
+    def _token_problem(self, response: httpx2.Response) -> str | None:
+        return token_problem(response, self._scrub)
+
+
+class _Storage:
+    """The SDK's TokenStorage, forwarding every change to the provider's cache."""
+
+    def __init__(self, provider: LemonOAuthProvider) -> None:
+        self._provider = provider
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self._provider.context.current_tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        await self._provider._persist()
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self._provider.context.client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self._provider.context.client_info = client_info
+        await self._provider._persist()
+
+
+def _fixed_client(
+    settings: OAuthSettings, metadata: OAuthClientMetadata
+) -> OAuthClientInformationFull | None:
+    if not settings.client_id:
+        return None  # PKCE without a client id registers one dynamically
+    return OAuthClientInformationFull(
+        client_id=settings.client_id,
+        client_secret=settings.client_secret,
+        redirect_uris=metadata.redirect_uris,
+        grant_types=metadata.grant_types,
+        token_endpoint_auth_method=metadata.token_endpoint_auth_method,
+        scope=settings.scope,
+    )
+
+
+def _dump(model: OAuthMetadata | ProtectedResourceMetadata | None) -> dict[str, Any] | None:
+    return None if model is None else model.model_dump(mode="json", exclude_none=True)
+
+
+def resolve_client_secret(settings: OAuthSettings, *, server: str | None = None) -> OAuthSettings:
+    """Fill ``client_secret`` from the secret named by ``client_secret_secret`` (or the env).
+
+    Raises:
+        ConfigError: the named secret is neither stored nor in the environment.
+    """
+    if settings.client_secret or not settings.client_secret_secret:
+        return settings
+    value = secrets.get(settings.client_secret_secret, env_fallback=True)
+    if not value:
+        raise ConfigError(
+            f"oauth.client_secret_secret {settings.client_secret_secret!r} is not set"
+            + (f" (server {server!r})" if server else ""),
+            hint="store it with lemon_skills.secrets.set(NAME, VALUE) or export it as NAME",
+        )
+    return replace(settings, client_secret=value)
+
+
+def build_auth(
+    server_name: str,
+    url: str,
+    oauth: Mapping[str, Any] | OAuthSettings,
+    *,
+    approvals: ApprovalStore | None = None,
+    context: ApprovalContext | None = None,
+    code_provider: CodeProviderFn | None = None,
+    on_authorization: AuthorizationObserverFn | None = None,
+    token_cache: TokenCache | None = None,
+) -> LemonOAuthProvider:
+    """The ``httpx2.Auth`` for one HTTP server's ``oauth`` config.
+
+    Tokens are cached in memory, or in the secrets store under ``oauth.token_secret`` when set
+    (``token_cache`` overrides both). PKCE without a ``code_provider`` uses the loopback
+    listener on ``oauth.redirect_uri`` and, unless ``authorization_approval`` is false, an
+    ``mcp_<server>_oauth`` approval in ``approvals`` (default: the agent dir's store).
+
+    Raises:
+        ConfigError: the oauth config is invalid or a named secret is missing.
+    """
+    settings = oauth if isinstance(oauth, OAuthSettings) else parse_oauth(oauth)
+    settings = resolve_client_secret(settings, server=server_name)
+    if urlsplit(url).scheme not in ("http", "https"):
+        raise ConfigError(f"invalid HTTP URL: {url}")
+    if settings.flow == "authorization_code_pkce" and code_provider is None:
+        problem = loopback_problem(settings.redirect_uri or "")
+        if problem:
+            raise ConfigError(f"oauth.redirect_uri {problem} (server {server_name!r})")
+    cache = token_cache or (
+        SecretTokenCache(settings.token_secret) if settings.token_secret else MemoryTokenCache()
+    )
+    return LemonOAuthProvider(
+        server=server_name,
+        url=url,
+        settings=settings,
+        cache=cache,
+        approvals=approvals or ApprovalStore(),
+        context=context,
+        code_provider=code_provider,
+        on_authorization=on_authorization,
+    )

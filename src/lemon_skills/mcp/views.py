@@ -1,0 +1,377 @@
+"""The async engine behind ``McpSource``: per-directory views over one ``McpManager``.
+
+A view is what one working directory sees: its resolved config, the handles of its servers
+and the catalogue built from their listings. Views share handles, so a server configured
+globally is one connection however many projects use it; a project server is bound to its
+project's view, and every tool spec names its handle directly, so calling a project tool never
+depends on which directory the call comes from.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import json
+from collections import OrderedDict
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.shared.exceptions import MCPError
+
+from lemon_skills.errors import McpToolError
+from lemon_skills.mcp.catalog.build import CatalogEntry, ToolSpec, build
+from lemon_skills.mcp.catalog.filters import prompt_allowed, resource_allowed
+from lemon_skills.mcp.catalog.naming import NameConflict
+from lemon_skills.mcp.config import resolve
+from lemon_skills.mcp.deadline import OnProgressFn
+from lemon_skills.mcp.handle import ServerHandle
+from lemon_skills.mcp.manager import McpManager, ProgressFn
+from lemon_skills.mcp.results import (
+    json_result,
+    prompt_dict,
+    prompt_result,
+    read_result,
+    resource_dict,
+    template_dict,
+    tool_result,
+)
+from lemon_skills.tool import ToolResult
+
+#: Catalogue versions, unique across views (tool objects are cached per version).
+_generations = itertools.count(1)
+#: Views kept for this many directories (least recently used dropped first).
+MAX_VIEWS = 32
+
+
+@dataclass(eq=False)
+class View:
+    """One directory's servers and catalogue."""
+
+    cwd: Path
+    config: resolve.ResolvedConfig
+    fingerprint: tuple[object, ...]
+    handles: list[ServerHandle]
+    specs: list[ToolSpec] = field(default_factory=list)
+    by_name: dict[str, ToolSpec] = field(default_factory=dict)
+    conflicts: list[NameConflict] = field(default_factory=list)
+    versions: tuple[int, ...] | None = None
+    refreshed_at: float | None = None
+    generation: int = 0
+
+
+class SourceCore:
+    """Discovery, calls and status for every directory a source has been asked about."""
+
+    def __init__(
+        self,
+        manager: McpManager,
+        *,
+        servers: Sequence[object] | None,
+        include_config: bool,
+        disabled: bool | None,
+        cache_ttl_s: float,
+    ) -> None:
+        self.manager = manager
+        self._servers = servers
+        self._include_config = include_config
+        self._disabled = disabled
+        self.cache_ttl_s = cache_ttl_s
+        self._views: OrderedDict[Path, View] = OrderedDict()
+        # Every name any live view offers -> its spec, newest catalogue winning; the fast path
+        # for calls that name no directory.
+        self._latest: dict[str, ToolSpec] = {}
+
+    def view(self, cwd: Path) -> View:
+        """The (possibly new) view for ``cwd``; reloads config when its sources changed."""
+        fp = resolve.fingerprint(cwd, self._servers, include_config=self._include_config)
+        view = self._views.get(cwd)
+        if view is None or view.fingerprint != fp:
+            config = resolve.load(
+                cwd,
+                servers=self._servers,
+                include_config=self._include_config,
+                disabled=self._disabled,
+            )
+            handles = [self.manager.ensure(cfg) for cfg in config.active()]
+            view = View(cwd=cwd, config=config, fingerprint=fp, handles=handles)
+            self._views[cwd] = view
+            while len(self._views) > MAX_VIEWS:
+                self._views.popitem(last=False)
+            self._retire_unused()
+            self._reindex()
+        self._views.move_to_end(cwd)
+        return view
+
+    def conflicts(self, cwd: Path) -> list[dict[str, Any]]:
+        """Naming conflicts of ``cwd``'s last catalogue (no I/O, safe from any thread)."""
+        view = self._views.get(cwd)
+        return [c.to_dict() for c in view.conflicts] if view is not None else []
+
+    def views(self) -> list[View]:
+        """Every live view, most recently used last."""
+        return list(self._views.values())
+
+    async def discover(
+        self,
+        cwd: Path,
+        *,
+        force: bool = False,
+        progress: ProgressFn | None = None,
+        only: Collection[str] | None = None,
+    ) -> View:
+        """Bring the view up to date: connect new servers, refresh when the cache expired.
+
+        ``only`` (server names) limits the work to those servers; the others are neither
+        started nor waited for, so one stuck server cannot delay a request for another.
+        """
+        view = self.view(cwd)
+        if only is not None:
+            chosen = [h for h in view.handles if h.name in only]
+            await self.manager.refresh(chosen, force=force, progress=progress)
+            self._rebuild(view)
+            return view
+        now = anyio.current_time()
+        expired = view.refreshed_at is None or now - view.refreshed_at >= self.cache_ttl_s
+        if force or expired:
+            await self.manager.refresh(view.handles, force=force, max_age_s=self.cache_ttl_s)
+            if progress is not None and not view.handles:
+                progress(0, 0)
+            view.refreshed_at = anyio.current_time()
+        else:
+            await self.manager.refresh([h for h in view.handles if h.stale])
+        self._rebuild(view)
+        return view
+
+    async def refresh_expired(self) -> None:
+        """One periodic tick: refresh every view whose cache has expired."""
+        now = anyio.current_time()
+        for view in self.views():
+            if view.refreshed_at is not None and now - view.refreshed_at >= self.cache_ttl_s:
+                await self.discover(view.cwd)
+
+    def find(self, name: str, cwd: Path | None) -> ToolSpec | None:
+        """The spec called ``name`` in ``cwd``'s view, else in the newest catalogue naming it."""
+        if cwd is not None:
+            view = self._views.get(cwd)
+            spec = view.by_name.get(name) if view is not None else None
+            if spec is not None:
+                return spec
+        return self._latest.get(name)
+
+    @staticmethod
+    def owners(view: View, name: str) -> list[str]:
+        """The servers of ``view`` whose tools ``name`` could be (``mcp_<server>_...``)."""
+        return [h.name for h in view.handles if name.startswith(f"mcp_{h.name}_")]
+
+    def unknown(self, name: str, cwd: Path | None) -> McpToolError:
+        """The error for a name no view knows, with the closest names as a hint."""
+        for view in self.views():
+            for h in view.handles:
+                if name.startswith(f"mcp_{h.name}_") and not h.connected:
+                    reason = h.last_error or "not connected yet"
+                    return McpToolError(
+                        f"unknown MCP tool {name!r}: server {h.name!r} is down ({reason})",
+                        hint="`lemon mcp status` shows why; `refresh()` reconnects now",
+                    )
+        names = sorted({n for v in self.views() for n in v.by_name})
+        close = difflib.get_close_matches(name, names, n=3)
+        here = self._views.get(cwd) if cwd is not None else None
+        if close:
+            hint = "did you mean " + ", ".join(close) + "?"
+        elif here is not None and here.handles and not self.owners(here, name):
+            servers = ", ".join(h.name for h in here.handles)
+            hint = f"MCP tool names are mcp_<server>_<tool>; the servers here are: {servers}"
+        else:
+            hint = "run `lemon mcp tools` to see the tools that are available"
+        where = f" in {cwd}" if cwd else ""
+        return McpToolError(f"unknown MCP tool {name!r}{where}", hint=hint)
+
+    async def invoke(
+        self,
+        spec: ToolSpec,
+        params: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        on_progress: OnProgressFn | None = None,
+    ) -> ToolResult:
+        """Run a tool or utility on its server.
+
+        ``timeout`` (seconds) replaces the entry's ``timeout_ms`` for a tool call; progress
+        the server reports goes to ``on_progress(progress, total, message)`` and pushes the
+        deadline back (up to ``max_total_timeout_ms``).
+
+        Raises:
+            McpToolError: server gone or down, timeout, protocol error, filtered item.
+        """
+        h = self.manager.handles.get(spec.key)
+        if h is None:
+            raise McpToolError(
+                "no longer configured", server=spec.server, hint="rediscover the tools"
+            )
+        args = params if isinstance(params, dict) else dict(params)
+        if spec.kind == "tool":
+            deadline = self.manager.deadline(h.config, timeout, on_progress=on_progress)
+
+            async def call(c: Any) -> Any:
+                return await c.call_tool(spec.target, args, progress_callback=deadline.progress)
+
+            what = f"tool {spec.target!r}"
+            result = await self.manager.request(h, call, what=what, deadline=deadline, resend=False)
+            return tool_result(result, server=spec.server, tool=spec.target)
+        if spec.kind == "resources_list":
+            return json_result(await self.resources(h), server=spec.server)
+        if spec.kind == "resource_read":
+            return await self._read(h, spec.server, _text_param(args, "uri"))
+        if spec.kind == "prompts_list":
+            return json_result(await self.prompts(h), server=spec.server)
+        return await self._prompt(h, spec.server, _text_param(args, "name"), args)
+
+    async def resources(self, h: ServerHandle) -> list[dict[str, Any]]:
+        """The server's resources and templates that pass its filters (live listing)."""
+
+        async def fetch(c: Any) -> tuple[Any, list[Any]]:
+            listed = await c.list_resources()
+            try:
+                templates = (await c.list_resource_templates()).resource_templates
+            except MCPError:  # templates are optional; a server may not implement the method
+                templates = []
+            return listed, templates
+
+        listed, templates = await self.manager.request(h, fetch, what="resources/list")
+        f = h.config.filters
+        out = [resource_dict(r) for r in listed.resources if resource_allowed(f, r.uri, r.name)]
+        out += [template_dict(t) for t in templates if resource_allowed(f, t.uri_template, t.name)]
+        return out
+
+    async def prompts(self, h: ServerHandle) -> list[dict[str, Any]]:
+        """The server's prompts that pass its filters (live listing)."""
+
+        async def fetch(c: Any) -> Any:
+            return await c.list_prompts()
+
+        listed = await self.manager.request(h, fetch, what="prompts/list")
+        f = h.config.filters
+        return [prompt_dict(p) for p in listed.prompts if prompt_allowed(f, p.name)]
+
+    async def _read(self, h: ServerHandle, server: str, uri: str) -> ToolResult:
+        name = await self._resource_name(h, uri)
+        if not resource_allowed(h.config.filters, uri, name):
+            raise McpToolError(
+                f"resource {uri!r} is blocked by the server's filters", server=server
+            )
+
+        async def read(c: Any) -> Any:
+            return await c.read_resource(uri)
+
+        result = await self.manager.request(h, read, what=f"resource {uri!r}")
+        return read_result(result, server=server, uri=uri)
+
+    async def _resource_name(self, h: ServerHandle, uri: str) -> str | None:
+        for r in h.listing.resources:
+            if r.uri == uri:
+                return r.name
+        f = h.config.filters
+        if not f.allow_resources and not f.block_resources:
+            return None
+        listed = await self.resources(h)
+        return next((r["name"] for r in listed if r.get("uri") == uri), None)
+
+    async def _prompt(
+        self, h: ServerHandle, server: str, name: str, args: dict[str, Any]
+    ) -> ToolResult:
+        if not prompt_allowed(h.config.filters, name):
+            raise McpToolError(f"prompt {name!r} is blocked by the server's filters", server=server)
+        arguments = args.get("arguments") or {}
+        if not isinstance(arguments, Mapping):
+            raise McpToolError("arguments must be an object", server=server)
+        values = {str(k): v if isinstance(v, str) else _json(v) for k, v in arguments.items()}
+
+        async def get(c: Any) -> Any:
+            return await c.get_prompt(name, values)
+
+        result = await self.manager.request(h, get, what=f"prompt {name!r}")
+        return prompt_result(result, server=server, name=name)
+
+    def _rebuild(self, view: View) -> None:
+        versions = tuple(h.version for h in view.handles)
+        if versions == view.versions:
+            return
+        entries = [
+            CatalogEntry(server=h.name, key=h.key, filters=h.config.filters, listing=h.listing)
+            for h in view.handles
+        ]
+        view.specs, view.conflicts = build(entries)
+        view.by_name = {s.name: s for s in view.specs}
+        view.versions = versions
+        view.generation = next(_generations)
+        self._reindex()
+
+    def _reindex(self) -> None:
+        latest: dict[str, ToolSpec] = {}
+        for view in sorted(self._views.values(), key=lambda v: v.generation):
+            latest.update(view.by_name)
+        self._latest = latest
+
+    def _retire_unused(self) -> None:
+        used = {h.key for v in self._views.values() for h in v.handles}
+        for key in list(self.manager.handles):
+            if key not in used:
+                self.manager.retire(key)
+
+    def status(self, cwd: Path) -> dict[str, Any]:
+        """The status dict of ``cwd``'s view (no I/O)."""
+        view = self.view(cwd)
+        cfg = view.config
+        now = anyio.current_time()
+        servers: dict[str, Any] = {}
+        for h in view.handles:
+            snap = h.snapshot(now=now)
+            f = h.config.filters
+            lst = h.listing
+            snap["tool_count"] = sum(1 for s in view.specs if s.key == h.key)
+            snap["resource_count"] = sum(
+                1 for r in lst.resources if resource_allowed(f, r.uri, r.name)
+            ) + sum(1 for t in lst.templates if resource_allowed(f, t.uri_template, t.name))
+            snap["prompt_count"] = sum(1 for p in lst.prompts if prompt_allowed(f, p.name))
+            servers[h.name] = snap
+        for s in cfg.servers:
+            if not s.enabled and s.name:
+                servers.setdefault(s.name, _disabled_entry(s))
+        return {
+            "disabled": not cfg.enabled,
+            "disabled_reason": cfg.disabled_reason,
+            "servers": servers if cfg.enabled else {},
+            "cached_tools": len(view.specs) if cfg.enabled else 0,
+            "cache_ttl_ms": round(self.cache_ttl_s * 1000),
+            "config_errors": [i.to_dict() for i in cfg.issues],
+            "conflicts": [c.to_dict() for c in view.conflicts],
+        }
+
+
+def _disabled_entry(cfg: Any) -> dict[str, Any]:
+    return {
+        "connected": False,
+        "state": "disabled",
+        "transport": cfg.transport,
+        "origin": cfg.origin,
+        "target": cfg.target,
+        "tool_count": 0,
+        "resource_count": 0,
+        "prompt_count": 0,
+        "capabilities": {},
+        "last_error": None,
+    }
+
+
+def _text_param(args: Mapping[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not value:
+        raise McpToolError(f"missing parameter {key!r}")
+    return value
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

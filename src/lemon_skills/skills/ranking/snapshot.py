@@ -1,0 +1,55 @@
+"""Keep built ranking indexes on disk so a fresh process (``lemon skill find``) starts fast.
+
+The file name is a digest of every indexed skill's key, source and content hash plus the
+scorer's constants, so any change to a skill simply misses the cache. The cache is an
+optimisation only: an unreadable, corrupt or unwritable cache falls back to building in
+memory, never to an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from lemon_skills._fs import write_bytes_atomic
+from lemon_skills.paths import agent_dir
+from lemon_skills.skills.model import Entry
+from lemon_skills.skills.ranking import index as index_mod
+
+#: Below this many skills building is cheaper than reading a file.
+MIN_SKILLS = 64
+#: Cached indexes kept (one per distinct skill set: several projects, recent edits).
+KEEP = 8
+
+
+def cache_dir() -> Path:
+    """Where cached indexes live (``$LEMON_AGENT_DIR/cache/ranking``)."""
+    return agent_dir() / "cache" / "ranking"
+
+
+def load_or_build(
+    entries: Sequence[Entry], *, weights: index_mod.Weights = index_mod.DEFAULT_WEIGHTS
+) -> index_mod.Index:
+    """The index of ``entries``: read from the cache when it has it, else built and stored."""
+    if len(entries) < MIN_SKILLS or os.environ.get("LEMON_NO_INDEX_CACHE"):
+        return index_mod.build_index(entries, weights=weights)
+    path = cache_dir() / f"{index_mod.cache_key(entries, weights)}.idx"
+    try:
+        return index_mod.loads(path.read_bytes(), entries, weights=weights)
+    except (OSError, ValueError):
+        pass
+    built = index_mod.build_index(entries, weights=weights)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, index_mod.dumps(built))
+        _prune(path.parent)
+    return built
+
+
+def _prune(directory: Path) -> None:
+    files = sorted(directory.glob("*.idx"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in files[KEEP:]:
+        with contextlib.suppress(OSError):
+            old.unlink()
