@@ -79,7 +79,11 @@ def wire_names(data: Any) -> Any:
     return out
 
 
-_WIRE_NAMES: dict[str, str] = {"mime_type": "mimeType", "last_modified": "lastModified", "meta": "_meta"}
+_WIRE_NAMES: dict[str, str] = {
+    "mime_type": "mimeType",
+    "last_modified": "lastModified",
+    "meta": "_meta",
+}
 
 
 def resource_dict(r: types.Resource) -> dict[str, Any]:
