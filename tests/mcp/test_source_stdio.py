@@ -7,6 +7,8 @@ import logging
 import os
 import signal
 import threading
+import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -154,11 +156,26 @@ def test_unknown_tool_names_suggest_close_matches(shared):
     assert "mcp_rich_echo" in (err.value.hint or "")
 
 
+def kill_and_wait(pid: int) -> None:
+    """SIGKILL ``pid`` and wait until it has exited (a zombie or gone: its pipes are closed)."""
+    os.kill(pid, signal.SIGKILL)
+    stat = Path(f"/proc/{pid}/stat")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                return
+        except (FileNotFoundError, ProcessLookupError):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not exit")
+
+
 def test_a_server_killed_while_idle_is_respawned_before_the_next_call(make_source):
     source = make_source([rich("a"), rich("b")])
     source.discover_tools()
     pid = int(source.call_tool("mcp_a_pid").text)
-    os.kill(pid, signal.SIGKILL)
+    kill_and_wait(pid)
     assert source.call_tool("mcp_a_echo", {"message": "back"}).text == "echo:back"
     assert int(source.call_tool("mcp_a_pid").text) != pid
     assert source.call_tool("mcp_b_echo", {"message": "x"}).text == "echo:x"
@@ -169,8 +186,10 @@ def test_a_server_killed_while_idle_is_respawned_in_async_mode_too():
     async def main() -> tuple[int, int]:
         async with McpSource([rich("a")], include_config=False) as source:
             pid = int((await source.acall_tool("mcp_a_pid")).text)
-            os.kill(pid, signal.SIGKILL)
-            await anyio.sleep(0.2)  # let the manager see the exit (it must not then back off)
+            kill_and_wait(pid)
+            with anyio.fail_after(5):  # the manager sees the exit (and must not then back off)
+                while (await source.astatus())["servers"]["a"]["connected"]:
+                    await anyio.sleep(0.01)
             return pid, int((await source.acall_tool("mcp_a_pid")).text)
 
     before, after = anyio.run(main)
