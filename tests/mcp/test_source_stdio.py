@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import signal
 import threading
-import time
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -19,7 +15,7 @@ from lemon_skills import settings
 from lemon_skills.errors import McpToolError
 from lemon_skills.mcp.source import McpSource
 from lemon_skills.tool import ToolContext
-from tests.helpers.mcp import broken, rich, smoke
+from tests.helpers.mcp import broken, kill_and_wait, rich, smoke
 
 
 @pytest.fixture(scope="module")
@@ -154,21 +150,6 @@ def test_unknown_tool_names_suggest_close_matches(shared):
     with pytest.raises(McpToolError, match="unknown MCP tool") as err:
         shared.call_tool("mcp_rich_ecko")
     assert "mcp_rich_echo" in (err.value.hint or "")
-
-
-def kill_and_wait(pid: int) -> None:
-    """SIGKILL ``pid`` and wait until it has exited (a zombie or gone: its pipes are closed)."""
-    os.kill(pid, signal.SIGKILL)
-    stat = Path(f"/proc/{pid}/stat")
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            if stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                return
-        except (FileNotFoundError, ProcessLookupError):
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"process {pid} did not exit")
 
 
 def test_a_server_killed_while_idle_is_respawned_before_the_next_call(make_source):

@@ -10,6 +10,7 @@ line a server writes to stdout. Installed once, when the first session opens.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -21,7 +22,6 @@ _PAYLOAD = re.compile(r"^(SSE message|Sending client message|Received server mes
 _METHOD = re.compile(r"\bmethod='([^']*)'")
 _ID = re.compile(r"\bid=('[^']*'|\d+)")
 _lock = threading.Lock()
-_installed = False
 
 
 class RedactPayloads(logging.Filter):
@@ -57,11 +57,12 @@ class QuietParseFailures(logging.Filter):
 
 def install() -> None:
     """Attach the filters to the SDK's transport loggers (idempotent, thread-safe)."""
-    global _installed
     with _lock:
-        if _installed:
-            return
-        for name in TRANSPORT_LOGGERS:
-            logging.getLogger(name).addFilter(RedactPayloads())
-        logging.getLogger(STDIO_LOGGER).addFilter(QuietParseFailures())
-        _installed = True
+        _install_once()
+
+
+@functools.cache
+def _install_once() -> None:
+    for name in TRANSPORT_LOGGERS:
+        logging.getLogger(name).addFilter(RedactPayloads())
+    logging.getLogger(STDIO_LOGGER).addFilter(QuietParseFailures())
