@@ -9,9 +9,14 @@ nothing here touches disk, and importing it never imports the MCP SDK.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
+
+#: The names of the MCP servers configured for a directory (a skill's ``requires.mcp_servers``
+#: is checked against them). Injected, so the skills core never imports the MCP layer.
+McpServerNamesFn = Callable[[Path | None], Collection[str]]
 
 _UNSET: Any = object()
 
@@ -28,6 +33,7 @@ class Settings:
     mcp_disabled: bool = False
     mcp_cache_ttl_ms: int = 300_000
     mcp_refresh_interval_ms: int = 60_000
+    mcp_server_names: McpServerNamesFn | None = None
     generation: int = 0
 
 
@@ -46,6 +52,7 @@ def configure(
     mcp_disabled: bool = _UNSET,
     mcp_cache_ttl_ms: int = _UNSET,
     mcp_refresh_interval_ms: int = _UNSET,
+    mcp_server_names: McpServerNamesFn | None = _UNSET,
 ) -> Settings:
     """Set process-wide options; omitted keywords keep their value.
 
@@ -58,6 +65,8 @@ def configure(
 
     Entries are validated lazily: invalid ones are reported by ``McpSource.status()`` and
     ``lemon_skills.mcp.validate_mcp_servers`` and skipped, never raised here.
+    ``mcp_server_names`` (e.g. ``lemon_skills.mcp.configured_server_names``) lets skill
+    status and prompts check the MCP servers skills require; without it that is not checked.
     """
     global _settings
     changes: dict[str, Any] = {}
@@ -65,6 +74,8 @@ def configure(
         changes["mcp_servers"] = None if mcp_servers is None else tuple(mcp_servers)
     if mcp_disabled is not _UNSET:
         changes["mcp_disabled"] = bool(mcp_disabled)
+    if mcp_server_names is not _UNSET:
+        changes["mcp_server_names"] = mcp_server_names
     for key, value in (
         ("mcp_cache_ttl_ms", mcp_cache_ttl_ms),
         ("mcp_refresh_interval_ms", mcp_refresh_interval_ms),
@@ -76,6 +87,12 @@ def configure(
     with _lock:
         _settings = replace(_settings, generation=_settings.generation + 1, **changes)
         return _settings
+
+
+def mcp_server_names(cwd: Path | None) -> frozenset[str] | None:
+    """The configured MCP server names for ``cwd``; None when no provider is configured."""
+    fn = _settings.mcp_server_names
+    return None if fn is None else frozenset(fn(cwd))
 
 
 def reset() -> None:
