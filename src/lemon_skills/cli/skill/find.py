@@ -16,8 +16,8 @@ from lemon_skills.cli._output import (
     note,
     table,
 )
+from lemon_skills.search.metrics import Report, load_cases
 from lemon_skills.skills import api
-from lemon_skills.skills.ranking.evaluation import Report, load_cases
 from lemon_skills.skills.ranking.find import Match
 
 
