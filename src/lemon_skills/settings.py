@@ -1,4 +1,4 @@
-"""Process-wide settings a host sets in code.
+"""Settings a host sets in code, kept in the default context.
 
 ``configure()`` is the programmatic counterpart of the config files: the host application
 calls it once (``lemon_skills.configure(mcp_servers=[...])``) and every default ``McpSource``
@@ -8,11 +8,13 @@ nothing here touches disk, and importing it never imports the MCP SDK.
 
 from __future__ import annotations
 
-import threading
+import itertools
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from lemon_skills.context import current
 
 #: The names of the MCP servers configured for a directory (a skill's ``requires.mcp_servers``
 #: is checked against them). Injected, so the skills core never imports the MCP layer.
@@ -37,13 +39,17 @@ class Settings:
     generation: int = 0
 
 
-_lock = threading.Lock()
-_settings = Settings()
+#: Generations only grow, across contexts too, so a cache keyed on one never sees it again.
+_generations = itertools.count(1)
+
+
+def _fresh() -> Settings:
+    return Settings(generation=next(_generations))
 
 
 def settings() -> Settings:
-    """The current settings."""
-    return _settings
+    """The settings of the context in use."""
+    return current().service(Settings, _fresh)
 
 
 def configure(
@@ -68,7 +74,6 @@ def configure(
     ``mcp_server_names`` (e.g. ``lemon_skills.mcp.configured_server_names``) lets skill
     status and prompts check the MCP servers skills require; without it that is not checked.
     """
-    global _settings
     changes: dict[str, Any] = {}
     if mcp_servers is not _UNSET:
         changes["mcp_servers"] = None if mcp_servers is None else tuple(mcp_servers)
@@ -84,19 +89,19 @@ def configure(
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{key} must be a positive integer")
             changes[key] = value
-    with _lock:
-        _settings = replace(_settings, generation=_settings.generation + 1, **changes)
-        return _settings
+    ctx = current()
+    with ctx.lock:
+        new = replace(settings(), generation=next(_generations), **changes)
+        ctx.put(Settings, new)
+        return new
 
 
 def mcp_server_names(cwd: Path | None) -> frozenset[str] | None:
     """The configured MCP server names for ``cwd``; None when no provider is configured."""
-    fn = _settings.mcp_server_names
+    fn = settings().mcp_server_names
     return None if fn is None else frozenset(fn(cwd))
 
 
 def reset() -> None:
-    """Back to defaults (for tests and embedding hosts that reconfigure from scratch)."""
-    global _settings
-    with _lock:
-        _settings = Settings(generation=_settings.generation + 1)
+    """Back to defaults (for embedding hosts that reconfigure from scratch)."""
+    current().put(Settings, _fresh())
