@@ -225,3 +225,15 @@ def test_a_path_like_name_gets_a_diagnostic_and_the_key_is_shown(project, projec
     entry = lemon_skills.get("x", cwd=project)
     assert entry is not None and entry.name == "x"
     assert _codes(project)["x"] == "unsafe_name"
+
+
+def test_a_cursor_rule_symlinked_outside_the_project_is_refused(project, tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("---\ndescription: PRIVATE\nalwaysApply: true\n---\nKEY\n")
+    rules = project / ".cursor" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "x.mdc").symlink_to(secret)
+    (project / ".cursorrules").symlink_to(secret)
+    assert not [k for k in keys(project) if k.startswith("cursor:")]
+    codes = _codes(project)
+    assert codes["cursor:x.mdc"] == codes["cursor:cursorrules"] == "symlink-escape"

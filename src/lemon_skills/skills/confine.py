@@ -27,14 +27,15 @@ def check(path: str | Path, skill_dir: str | Path) -> None:
         raise PermissionError(errno.EACCES, REFUSED, str(path))
 
 
-def read_text(skill_dir: str | Path, rel: str = "SKILL.md") -> str:
-    """Read ``skill_dir/rel`` as UTF-8, refusing a path that resolves outside ``skill_dir``.
+def read_text(path: str | Path, root: str | Path | None = None) -> str:
+    """Read an instructions file as UTF-8, refusing it when it resolves outside ``root``.
+
+    ``root`` defaults to the file's own directory: for ``SKILL.md`` that is the skill directory.
 
     Raises:
-        PermissionError: the file resolves outside the skill directory.
+        PermissionError: the file resolves outside ``root``.
         OSError, UnicodeDecodeError: it cannot be read.
     """
-    path = os.path.join(skill_dir, rel)
-    check(path, skill_dir)
+    check(path, os.path.dirname(path) if root is None else root)
     with open(path, encoding="utf-8") as fh:
         return fh.read()
