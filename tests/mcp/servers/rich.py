@@ -37,7 +37,12 @@ def _ask_model(question: str) -> Sample:
 
 
 def build(name: str = "Rich Fixture") -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(name=name, version="2.0.0", log_level="WARNING")
+    server: MCPServer[Any] = MCPServer(
+        name=name,
+        version="2.0.0",
+        log_level="WARNING",
+        instructions="A fixture for weather lookups and echoes.",
+    )
 
     @server.tool()
     def echo(message: str) -> str:
