@@ -59,6 +59,8 @@ class View:
     conflicts: list[NameConflict] = field(default_factory=list)
     #: Each connected server's ``instructions`` (from its initialize result), by server name.
     instructions: dict[str, str] = field(default_factory=dict)
+    #: Tool ranking indexes of this catalogue version, by server subset (see ``toolsearch``).
+    search: dict[Any, Any] = field(default_factory=dict)
     versions: tuple[int, ...] | None = None
     refreshed_at: float | None = None
     generation: int = 0
@@ -321,6 +323,7 @@ class SourceCore:
         ]
         view.instructions = {h.name: h.instructions for h in view.handles if h.instructions}
         view.specs, view.conflicts = build(entries)
+        view.search = {}
         view.by_name = {s.name: s for s in view.specs}
         view.versions = versions
         view.generation = next(_generations)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from lemon_skills.errors import UsageError
 from lemon_skills.tool import Tool, ToolContext, ToolResult, estimate_tokens
 
 Mode = Literal["auto", "all", "search"]
@@ -70,7 +71,13 @@ def select(
     top_k: int = DEFAULT_TOP_K,
 ) -> ToolSelection:
     """Choose the definitions to send. ``deferrable`` are the names ``search`` may hold back
-    (the MCP tools), ``pinned`` those of them always sent."""
+    (the MCP tools), ``pinned`` those of them always sent.
+
+    Raises:
+        UsageError: ``mode`` is not ``auto``, ``all`` or ``search``.
+    """
+    if mode not in MODES:
+        raise UsageError(f"unknown tool mode {mode!r} (use auto, all or search)")
     total = tool_tokens(tools)
     movable = set(deferrable) - set(pinned)
     if mode == "auto":
