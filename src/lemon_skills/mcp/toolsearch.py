@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 #: mention many things a tool is not about.
 WEIGHTS = Weights(
     field_weight={
-        "name": 3.0,
+        "name": 5.0,
         "server": 4.0,
         "lead": 3.0,
         "description": 2.0,
