@@ -151,6 +151,7 @@ def test_disabled_mcp_is_reported(configured, capsys, monkeypatch):
     assert code == 0 and data["disabled"] is True and data["servers"] == {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "count"), [("stdio", 17), ("http", 24), ("sse", 14)])
 def test_smoke_proofs_pass_every_check_and_are_written(kind, count, tmp_path, capsys, agent_dir):
     out_file = tmp_path / "proofs" / f"mcp-{kind}-latest.json"

@@ -12,6 +12,9 @@ import pytest
 
 from tests.mcp.oauth_support import ROOT
 
+#: Runs the client as a subprocess per scenario: run by .ci/run (pytest -m slow).
+pytestmark = pytest.mark.slow
+
 
 def run_client(url: str, scenario: str, context: dict[str, str] | None = None):
     env = {**os.environ, "MCP_CONFORMANCE_SCENARIO": scenario}
