@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,28 @@ def test_duplicate_names_in_one_source_are_an_error():
     )
     assert len(valid) == 1 and valid[0].command == "a"  # type: ignore[union-attr]
     assert errors[0].reason == "duplicate server name 'git'"
+
+
+def test_names_that_become_the_same_tool_prefix_are_a_conflict_not_a_silent_drop(project):
+    write(
+        project / ".lemon" / "mcp.json",
+        {"mcpServers": {"t": {"command": "a"}, "T": {"command": "b"}}},
+    )
+    resolved = load(project)
+    assert [s.name for s in resolved.servers] == ["t"]
+    [issue] = resolved.issues
+    assert issue.name == "T"
+    assert issue.reason == (
+        "server name 'T' conflicts with 't': both are called 't' in tool names; rename one"
+    )
+
+
+def test_vs_code_servers_object_is_accepted(project):
+    doc = {"servers": {"git": {"type": "stdio", "command": "uvx", "args": ["mcp-server-git"]}}}
+    write(project / ".lemon" / "mcp.json", doc)
+    resolved = load(project)
+    assert [(s.name, s.target) for s in resolved.servers] == [("git", "uvx mcp-server-git")]
+    assert resolved.issues == ()
 
 
 def test_oauth_and_sampling_are_kept_for_the_auth_and_sampling_layers():
@@ -245,3 +268,6 @@ def test_always_load_pins_every_tool_or_the_named_ones():
     assert named.digest() == parse_server({"command": "x"}).digest()
     _, issues = validate_mcp_servers([{"name": "a", "command": "x", "always_load": "yes"}])
     assert [i.reason for i in issues] == ["always_load must be true, false or a list of tool names"]
+    from lemon_skills.mcp.config.lint import entry_warnings
+
+    assert entry_warnings({"command": sys.executable, "always_load": True}) == []
