@@ -47,6 +47,7 @@ from pydantic import AnyUrl, ValidationError
 from lemon_skills import secrets
 from lemon_skills.approvals import ApprovalContext, ApprovalStore
 from lemon_skills.errors import ConfigError, McpAuthError
+from lemon_skills.mcp.oauth.assertions import JWT_BEARER, exchange_for_id_jag, read_token
 from lemon_skills.mcp.oauth.flows import (
     AuthorizationObserverFn,
     AuthorizationRequest,
@@ -105,7 +106,7 @@ class LemonOAuthProvider(OAuthClientProvider):
             redirect_uris=[AnyUrl(settings.redirect_uri)]
             if pkce and settings.redirect_uri
             else None,
-            grant_types=["authorization_code", "refresh_token"] if pkce else ["client_credentials"],
+            grant_types=_GRANT_TYPES[settings.flow],
             token_endpoint_auth_method=method,
             scope=settings.scope,
             client_name="lemon-skills",
@@ -283,7 +284,10 @@ class LemonOAuthProvider(OAuthClientProvider):
             self.context.client_metadata.scope = self.settings.scope
         self._check_issuer()
         if self.settings.flow == "client_credentials":
-            return self._client_credentials_request()
+            return self._token_request({"grant_type": "client_credentials"})
+        if self.settings.flow in ("jwt_bearer", "enterprise"):
+            assertion = await self._assertion()
+            return self._token_request({"grant_type": JWT_BEARER, "assertion": assertion})
         self._require_s256()
         try:
             with anyio.fail_after(self.settings.authorization_timeout):
@@ -310,10 +314,33 @@ class LemonOAuthProvider(OAuthClientProvider):
             finally:
                 self._listener = None
 
-    def _client_credentials_request(self) -> httpx2.Request:
-        data = {"grant_type": "client_credentials"}
+    async def _assertion(self) -> str:
+        """The jwt-bearer assertion: the workload's JWT, or for the enterprise flow an ID-JAG
+        the IdP issues for this server's authorization server in exchange for the ID token."""
+        settings = self.settings
+        if settings.flow == "jwt_bearer":
+            assert settings.assertion is not None
+            return await read_token(settings.assertion, what="assertion", server=self.server)
+        assert settings.idp is not None
+        id_token = await read_token(settings.idp.id_token, what="ID token", server=self.server)
+        meta = self.context.oauth_metadata
+        audience = str(meta.issuer) if meta else self.context.auth_server_url
+        return await exchange_for_id_jag(
+            settings.idp,
+            id_token=id_token,
+            audience=audience or self.context.get_authorization_base_url(self.context.server_url),
+            resource=self.context.get_resource_url(),
+            scope=self.context.client_metadata.scope,
+            server=self.server,
+        )
+
+    def _token_request(self, data: dict[str, str]) -> httpx2.Request:
+        """A grant at the token endpoint with the client's authentication, resource and scope."""
         headers = {"Content-Type": "application/x-www-form-urlencoded"}
         data, headers = self.context.prepare_token_auth(data, headers)
+        client = self.context.client_info
+        if client is not None and client.token_endpoint_auth_method == "none":
+            data["client_id"] = client.client_id  # a public client names itself (RFC 6749 3.2.1)
         if self.context.should_include_resource_param(self.context.protocol_version):
             data["resource"] = self.context.get_resource_url()
         if self.context.client_metadata.scope:
@@ -332,6 +359,16 @@ class LemonOAuthProvider(OAuthClientProvider):
 
     def _require_s256(self) -> None:
         meta = self.context.oauth_metadata
+        if meta is None and self.context.protected_resource_metadata is None:
+            # A 2025-03-26 server: no protected-resource and no authorization-server metadata.
+            # That revision's fallback is /authorize, /token and /register at the server's
+            # origin; PKCE S256 is still sent. A server publishing metadata without S256 is
+            # refused (the 2025-06-18+ rule).
+            logger.info(
+                "MCP server %s publishes no OAuth metadata; using the 2025-03-26 default endpoints",
+                self.server,
+            )
+            return
         methods = (meta.code_challenge_methods_supported or []) if meta else []
         if "S256" not in methods:
             raise McpAuthError(
@@ -422,6 +459,14 @@ class _Storage:
         await self._provider._persist()
 
 
+_GRANT_TYPES: dict[str, list[str]] = {
+    "authorization_code_pkce": ["authorization_code", "refresh_token"],
+    "client_credentials": ["client_credentials"],
+    "jwt_bearer": [JWT_BEARER],
+    "enterprise": [JWT_BEARER],
+}
+
+
 def _fixed_client(
     settings: OAuthSettings, metadata: OAuthClientMetadata
 ) -> OAuthClientInformationFull | None:
@@ -442,21 +487,30 @@ def _dump(model: OAuthMetadata | ProtectedResourceMetadata | None) -> dict[str, 
 
 
 def resolve_client_secret(settings: OAuthSettings, *, server: str | None = None) -> OAuthSettings:
-    """Fill ``client_secret`` from the secret named by ``client_secret_secret`` (or the env).
+    """Fill ``client_secret`` (and the IdP's) from the secret named by ``client_secret_secret``
+    (or the env).
 
     Raises:
-        ConfigError: the named secret is neither stored nor in the environment.
+        ConfigError: a named secret is neither stored nor in the environment.
     """
-    if settings.client_secret or not settings.client_secret_secret:
-        return settings
-    value = secrets.get(settings.client_secret_secret, env_fallback=True)
+    if settings.client_secret_secret and not settings.client_secret:
+        value = _named_secret(settings.client_secret_secret, "oauth.client_secret_secret", server)
+        settings = replace(settings, client_secret=value)
+    idp = settings.idp
+    if idp is not None and idp.client_secret_secret and not idp.client_secret:
+        value = _named_secret(idp.client_secret_secret, "oauth.idp.client_secret_secret", server)
+        settings = replace(settings, idp=replace(idp, client_secret=value))
+    return settings
+
+
+def _named_secret(name: str, key: str, server: str | None) -> str:
+    value = secrets.get(name, env_fallback=True)
     if not value:
         raise ConfigError(
-            f"oauth.client_secret_secret {settings.client_secret_secret!r} is not set"
-            + (f" (server {server!r})" if server else ""),
+            f"{key} {name!r} is not set" + (f" (server {server!r})" if server else ""),
             hint="store it with lemon_skills.secrets.set(NAME, VALUE) or export it as NAME",
         )
-    return replace(settings, client_secret=value)
+    return value
 
 
 def build_auth(
