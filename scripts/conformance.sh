@@ -131,5 +131,5 @@ for leg in $LEGS; do
     summary+=("$leg: $passed passed, $skipped skipped, $expected expected failures, $failed unexpected")
 done
 [ "${#unexpected[@]}" -eq 0 ] || echo "unexpected: ${unexpected[*]}"
-echo "conformance $version, ${#SCENARIOS[@]} client scenarios; $(IFS=';'; echo "${summary[*]}")"
+printf 'conformance %s, %s client scenarios' "$version" "${#SCENARIOS[@]}"; printf '; %s' "${summary[@]}"; echo
 [ "${#unexpected[@]}" -eq 0 ]

@@ -221,7 +221,8 @@ def test_every_invalid_oauth_and_sampling_field_is_reported_with_its_entry():
         ("a", "oauth.client_id must be a non-empty string"),
         (
             "a",
-            "oauth.flow must be client_credentials, authorization_code_pkce, jwt_bearer or enterprise",
+            "oauth.flow must be client_credentials, authorization_code_pkce, jwt_bearer"
+            " or enterprise",
         ),
         ("a", "oauth.scopes must be a list of strings"),
         ("a", "sampling.mode must be model, reviewed_model, or deny"),
