@@ -138,6 +138,8 @@ def oauth_config(scenario: str, context: Mapping[str, Any], workdir: Path) -> di
         config["client_id"] = context["client_id"]
     if context.get("client_secret"):
         config.update(client_secret=context["client_secret"], token_auth_method="basic")
+    if scenario.startswith("auth/dpop"):
+        config["dpop"] = True
     return config
 
 

@@ -138,7 +138,7 @@ def validate_oauth(raw: Any) -> list[str]:
         errors.append(f"oauth flow {flow} needs client_id")
     if flow == "enterprise":
         errors += _idp_problems(o.get("idp"))
-    if o.get("dpop", "auto") not in _DPOP:
+    if _dpop_mode(o.get("dpop", "auto")) is None:
         errors.append("oauth.dpop must be auto, true or false")
     if "dpop_key_secret" in o and not _nonblank(o["dpop_key_secret"]):
         errors.append("oauth.dpop_key_secret must be a non-empty string")
@@ -202,9 +202,15 @@ def parse_oauth(raw: Mapping[str, Any]) -> OAuthSettings:
         client_metadata_url=o.get("client_metadata_url"),
         assertion=_source(o["assertion"]) if "assertion" in o else None,
         idp=_idp(o["idp"]) if "idp" in o else None,
-        dpop=_DPOP[o.get("dpop", "auto")],
+        dpop=_dpop_mode(o.get("dpop", "auto")) or "auto",
         dpop_key_secret=o.get("dpop_key_secret"),
     )
+
+
+def _dpop_mode(raw: Any) -> DpopMode | None:
+    if isinstance(raw, bool):
+        return "on" if raw else "off"
+    return _DPOP.get(raw) if isinstance(raw, str) else None
 
 
 def _source_problems(raw: Any, where: str) -> list[str]:
