@@ -47,6 +47,8 @@ SERVER = "conformance"
 #: How long the sse-retry scenario lets the SDK's standalone GET stream open before calling.
 STANDALONE_STREAM_SETTLE_S = 0.5
 _SDK_ONLY = ("auth/client-credentials-jwt",)
+#: SEP-990 under its 0.2 name and its 0.1 name.
+_ENTERPRISE = ("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow")
 #: Scenarios that observe a call of every tool lemon offers (and none it left out).
 _EVERY_TOOL = ("sep-2322-client-request-state", "http-invalid-tool-headers")
 SCHEMA_TOOL = "json_schema_2020_12_tool"
@@ -110,7 +112,7 @@ def oauth_config(scenario: str, context: Mapping[str, Any], workdir: Path) -> di
             "client_id": context["client_id"],
             "assertion": {"file": _keep(workdir / "workload.jwt", context["valid_jwt"])},
         }
-    if scenario == "auth/enterprise-managed-authorization":
+    if scenario in _ENTERPRISE:
         return {
             "flow": "enterprise",
             "client_id": context["client_id"],

@@ -164,7 +164,7 @@ def test_an_offered_dpop_binds_the_token_and_every_request_carries_a_fresh_proof
         assert {p["jkt"] for p in resource.proofs} == {token_proof["jkt"]}
         jtis = [p["jti"] for p in [token_proof, *resource.proofs]]
         assert len(set(jtis)) == len(jtis)
-        assert auth.describe()["has_access_token"]
+        assert auth.describe()["dpop_bound"] is True
 
 
 def test_server_nonces_are_taken_up_on_both_sides():
@@ -187,6 +187,7 @@ def test_dpop_false_keeps_bearer_tokens_even_when_offered():
         assert resource.proofs == []
         assert stack.bearers()
         assert not [r for r in stack.auth.token_requests() if "dpop" in r.headers]
+        assert auth.describe()["dpop_bound"] is False
 
 
 def test_the_key_is_kept_in_the_secrets_store_with_the_cached_token(agent_dir):

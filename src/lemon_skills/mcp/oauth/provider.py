@@ -152,6 +152,7 @@ class LemonOAuthProvider(OAuthClientProvider):
             "client_id": self.context.client_info.client_id if self.context.client_info else None,
             "has_access_token": bool(tokens and tokens.access_token),
             "has_refresh_token": bool(tokens and tokens.refresh_token),
+            "dpop_bound": self._bound,
             "expires_at": self.context.token_expiry_time,
             "scope": tokens.scope if tokens else self.settings.scope,
             "token_endpoint": str(meta.token_endpoint) if meta else None,
