@@ -14,6 +14,9 @@ from lemon_skills.mcp.conformance_client import oauth_config, planned_calls
 from lemon_skills.mcp.oauth.options import validate_oauth
 from tests.mcp.oauth_support import ROOT
 
+#: Runs the client as a subprocess per scenario: run by .ci/run (pytest -m slow).
+pytestmark = pytest.mark.slow
+
 
 def run_client(url: str, scenario: str, context: dict[str, str] | None = None):
     env = {**os.environ, "MCP_CONFORMANCE_SCENARIO": scenario}
@@ -122,6 +125,7 @@ def test_a_missing_url_is_a_usage_error():
 
 
 @pytest.mark.integration
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize(
     ("suite", "scenarios"),
     [("", 48), ("@modelcontextprotocol/conformance@0.1.16", 26)],
@@ -149,3 +153,14 @@ def test_every_conformance_client_scenario_passes_or_is_an_expected_failure(
     unpinned = [line for line in lines if line.startswith("[latest] ")]
     assert len(unpinned) >= scenarios  # every client scenario of the suite ran
     assert all(line.split()[1] in ("pass", "xfail") for line in unpinned)
+
+
+def test_help_prints_usage_and_an_option_is_not_taken_for_a_url(capsys):
+    from lemon_skills.mcp.conformance_client import main
+
+    assert main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith(
+        "usage: python -m lemon_skills.mcp.conformance_client"
+    )
+    assert main(["--verbose"]) == 2
+    assert "usage:" in capsys.readouterr().err
