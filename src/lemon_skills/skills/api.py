@@ -16,6 +16,7 @@ from lemon_skills.paths import PathArg, Scope, explicit_scope, resolve_cwd
 from lemon_skills.search import metrics as evaluation
 from lemon_skills.skills import discovery, enablement
 from lemon_skills.skills import prompt as prompt_mod
+from lemon_skills.skills.remote import store as remote_store
 from lemon_skills.skills.install import lockfile
 from lemon_skills.skills.model import Diagnostic, Entry
 from lemon_skills.skills.ranking import find as ranking
@@ -82,8 +83,16 @@ def set_enabled(
         ConfigError: the scope's skills.json is corrupt (it is left untouched).
     """
     where = resolve_cwd(cwd)
-    require(key, cwd=where)
     path = enablement.skills_json_path(explicit_scope(global_, scope) or "global", where)
+    if key.endswith(":*") and len(key) > 2:
+        # An MCP server's skills: its listing is not read until they are on.
+        changed = enablement.set_switch(path, key, enabled)
+        default_registry().invalidate()
+        return changed
+    entry = require(key, cwd=where)
+    if entry.source == "mcp" and enabled:
+        # Enabling an MCP skill by name approves the version it serves now.
+        remote_store.pin(key, None)
     changed = enablement.set_disabled(path, key, not enabled)
     default_registry().invalidate()
     return changed

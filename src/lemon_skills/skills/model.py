@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -13,8 +13,14 @@ from lemon_skills.skills.compact import compact, expand, listing
 if TYPE_CHECKING:
     from lemon_skills.skills.manifest import Manifest
 
-Source = Literal["project", "global"]
+Source = Literal["project", "global", "mcp"]
 Level = Literal["error", "warning", "info"]
+
+
+def _body_of(text: str) -> str:
+    from lemon_skills.skills.manifest import split_frontmatter
+
+    return split_frontmatter(text).body
 
 
 def _read_body(path: str) -> str:
@@ -53,6 +59,10 @@ class Entry:
     _manifest: Manifest | None = field(compare=False)
     # The manifest in compact form (see ``compact``), expanded on first use.
     _fields: Mapping[str, Any] | None = field(compare=False)
+    #: The MCP server an ``mcp`` entry comes from (None for skills on disk).
+    server: str | None = field(compare=False)
+    # Reads SKILL.md of a skill that is not on disk (verified by its source before it returns).
+    _loader: Callable[[], str] | None = field(compare=False)
 
     def __init__(
         self,
@@ -69,6 +79,8 @@ class Entry:
         real_path: str | None = None,
         file_sig: tuple[int, int, int] | None = None,
         fields: Mapping[str, Any] | None = None,
+        server: str | None = None,
+        loader: Callable[[], str] | None = None,
     ) -> None:
         init = object.__setattr__
         text = path if isinstance(path, str) else str(path)
@@ -78,13 +90,15 @@ class Entry:
         init(self, "source", source)
         init(self, "enabled", enabled)
         init(self, "search_dir", search_dir)
-        init(self, "real_path", real_path or os.path.realpath(text))
+        init(self, "real_path", real_path or (text if loader else os.path.realpath(text)))
         init(self, "file_sig", file_sig)
         init(self, "_path", text)
         init(self, "_path_obj", None if isinstance(path, str) else path)
         init(self, "_body", body)
         init(self, "_manifest", manifest)
         init(self, "_fields", fields if manifest is None else None)
+        init(self, "server", server)
+        init(self, "_loader", loader)
 
     def with_enabled(self, enabled: bool) -> Entry:
         """A copy with ``enabled`` changed that shares whatever was already read from disk."""
@@ -130,7 +144,7 @@ class Entry:
         """The instructions after the frontmatter."""
         b = self._body
         if b is None:
-            b = _read_body(self._path)
+            b = _read_body(self._path) if self._loader is None else _body_of(self._loader())
             object.__setattr__(self, "_body", b)
         return b
 
@@ -140,7 +154,9 @@ class Entry:
         return self.path / "SKILL.md"
 
     def content(self) -> str:
-        """Read SKILL.md from disk (frontmatter included)."""
+        """Read SKILL.md (frontmatter included) from disk, or from its MCP server."""
+        if self._loader is not None:
+            return self._loader()
         return self.skill_file.read_text(encoding="utf-8")
 
     def to_dict(self) -> dict[str, Any]:
@@ -155,7 +171,7 @@ class Entry:
             m = self.manifest
             version, category = m.version, m.category
             tags, keywords, platforms = list(m.tags), list(m.keywords), list(m.platforms)
-        return {
+        out = {
             "key": self.key,
             "name": self.name,
             "description": self.description,
@@ -168,6 +184,9 @@ class Entry:
             "category": category,
             "platforms": platforms,
         }
+        if self.server is not None:
+            out["server"] = self.server
+        return out
 
     def __repr__(self) -> str:
         return (
@@ -212,6 +231,8 @@ def cached_entry(
     e._body = None
     e._manifest = None
     e._fields = fields
+    e.server = None
+    e._loader = None
     e.__class__ = Entry  # type: ignore[assignment]
     return e  # type: ignore[return-value]
 
@@ -233,6 +254,8 @@ class _MutableEntry:
     _body: str | None
     _manifest: Manifest | None
     _fields: Mapping[str, Any] | None
+    server: str | None
+    _loader: Callable[[], str] | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

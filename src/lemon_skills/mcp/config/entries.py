@@ -81,6 +81,8 @@ class ServerBase:
     enabled: bool = True
     oauth: Mapping[str, Any] | None = None
     sampling: Mapping[str, Any] | None = None
+    #: Whether the skills this server offers (SEP-2640) are used: off until the user says so.
+    skills: bool = field(default=False, compare=False)
     origin: Origin = field(default="programmatic", compare=False)
     base_dir: Path | None = field(default=None, compare=False)
 
@@ -124,6 +126,8 @@ class ServerBase:
             out["oauth"] = {"configured": True}
         if self.sampling is not None:
             out["sampling"] = {"configured": True}
+        if self.skills:
+            out["skills"] = "enabled"
         return out
 
 

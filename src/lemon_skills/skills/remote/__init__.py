@@ -1,0 +1,217 @@
+"""Skills from remote sources (MCP servers, SEP-2640), listed beside local skills.
+
+A source contributes metadata only; the content of a skill is fetched when a view needs it,
+checked against the listing (size, digest, frontmatter), run through the install audit, held
+to the digest its approval was pinned to, and cached on disk by digest. Which sources exist is
+decided outside this layer: the context service ``Sources`` holds them, and by default it is
+built from ``DEFAULT_SOURCES`` (``module:callable`` names), so the skills layer never imports
+the MCP client.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lemon_skills.context import current
+from lemon_skills.errors import RemoteSkillError
+from lemon_skills.skills.manifest import build_manifest
+from lemon_skills.skills.model import Diagnostic, Entry
+from lemon_skills.skills.remote import store
+from lemon_skills.skills.remote.model import (
+    Fetch,
+    Listing,
+    RemoteFile,
+    RemoteSkill,
+    SkillSource,
+)
+from lemon_skills.skills.remote.verify import (
+    MAX_FILE_BYTES,
+    content_problem,
+    frontmatter_problem,
+    size_problem,
+    skill_problem,
+)
+
+__all__ = [
+    "DEFAULT_SOURCES",
+    "Listing",
+    "RemoteFile",
+    "RemoteSkill",
+    "SkillSource",
+    "Sources",
+    "entries",
+    "load_file",
+    "load_text",
+    "sources",
+]
+
+#: The sources the default context starts with: the configured MCP servers.
+DEFAULT_SOURCES = ("lemon_skills.tools.mcp_skills:McpSkillSource",)
+
+
+@dataclass(slots=True)
+class Sources:
+    """The remote skill sources of one context."""
+
+    items: list[SkillSource] = field(default_factory=list)
+
+
+def _default_sources() -> Sources:
+    found: list[SkillSource] = []
+    for spec in DEFAULT_SOURCES:
+        module, _, attr = spec.partition(":")
+        found.append(getattr(importlib.import_module(module), attr)())
+    return Sources(found)
+
+
+def sources() -> Sources:
+    """The remote sources of the context in use (``current().put(Sources, ...)`` replaces)."""
+    return current().service(Sources, _default_sources)
+
+
+def _fail(skill: RemoteSkill, reason: str, hint: str | None = None) -> RemoteSkillError:
+    return RemoteSkillError(
+        f"skill {skill.key!r} from MCP server {skill.server!r} was refused: {reason}", hint=hint
+    )
+
+
+def _fetch_verified(skill: RemoteSkill, f: RemoteFile, fetch: Fetch) -> bytes:
+    if (problem := size_problem(f)) is not None:
+        raise _fail(skill, problem)
+    assert f.digest is not None  # skill_problem refuses a listing without digests
+    data = store.cached(f.digest)
+    if data is not None:
+        return data
+    try:
+        data = fetch(f.uri, MAX_FILE_BYTES)
+    except RemoteSkillError:
+        raise
+    except Exception as exc:  # the source's failure is this skill's diagnostic
+        raise _fail(skill, f"reading {f.uri} failed: {exc}") from exc
+    if (problem := content_problem(f, data)) is not None:
+        raise _fail(skill, problem, hint="the server may have changed it; list again")
+    return data
+
+
+def _check_pin(skill: RemoteSkill) -> None:
+    now = skill.resources_digest()
+    was = store.pinned(skill.key)
+    if was is None:
+        store.pin(skill.key, now)
+    elif was != now:
+        raise _fail(
+            skill,
+            "its files changed since it was approved",
+            hint=f"review it, then `lemon skill enable {skill.key}` to approve this version",
+        )
+
+
+def load_text(skill: RemoteSkill, fetch: Fetch) -> str:
+    """SKILL.md of ``skill``, verified, audited and cached.
+
+    Raises:
+        RemoteSkillError: any check failed; nothing was cached.
+    """
+    if (problem := skill_problem(skill)) is not None:
+        raise _fail(skill, problem)
+    _check_pin(skill)
+    main = skill.file(skill.uri)
+    assert main is not None and main.digest is not None
+    data = _fetch_verified(skill, main, fetch)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _fail(skill, "SKILL.md is not UTF-8") from exc
+    if (problem := frontmatter_problem(skill.frontmatter, text)) is not None:
+        raise _fail(skill, problem)
+    from lemon_skills.skills.audit import audit_bundle
+
+    report = audit_bundle({"SKILL.md": data}, name=skill.name)
+    if report.verdict == "block":
+        reasons = "; ".join(f.message for f in report.findings if f.severity == "block")
+        raise _fail(skill, f"the install audit blocks it ({reasons})")
+    store.keep(main.digest, data)
+    return text
+
+
+def load_file(skill: RemoteSkill, fetch: Fetch, rel: str) -> bytes:
+    """A supporting file of ``skill`` by its path relative to the skill, verified and cached.
+
+    Raises:
+        RemoteSkillError: the file is not in the listing, or a check failed.
+    """
+    load_text(skill, fetch)  # the skill itself must pass before any of its files is used
+    uri = skill.uri.removesuffix("SKILL.md") + rel
+    f = skill.file(uri)
+    if f is None:
+        raise _fail(skill, f"{rel!r} is not one of its listed files")
+    data = _fetch_verified(skill, f, fetch)
+    assert f.digest is not None
+    store.keep(f.digest, data)
+    return data
+
+
+def _entry(skill: RemoteSkill, fetch: Fetch, enabled: bool) -> Entry:
+    return Entry(
+        key=skill.key,
+        name=skill.name,
+        description=" ".join(skill.description.split()),
+        source="mcp",
+        path=skill.uri.removesuffix("/SKILL.md"),
+        real_path=skill.uri,
+        enabled=enabled,
+        manifest=build_manifest(skill.frontmatter),
+        server=skill.server,
+        loader=lambda: load_text(skill, fetch),
+    )
+
+
+def entries(
+    listings: Iterable[Listing], local_names: Mapping[str, Entry]
+) -> tuple[list[Entry], list[Diagnostic], dict[str, list[Entry]]]:
+    """Entries for every usable listed skill, the problems found, and the remote entries a
+    local skill of the same name shadows (keyed by the local key)."""
+    out: list[Entry] = []
+    diags: list[Diagnostic] = []
+    shadowed: dict[str, list[Entry]] = {}
+    for listing in listings:
+        where = Path(f"mcp:{listing.server}")
+        diags.extend(
+            Diagnostic(path=where, reason=p, code="mcp_skills", level="warning")
+            for p in listing.problems
+        )
+        for skill in listing.skills:
+            if (problem := skill_problem(skill)) is not None:
+                diags.append(Diagnostic(path=where, reason=problem, code="mcp_skill", key=skill.key))
+                continue
+            entry = _entry(skill, listing.fetch, enabled=True)
+            local = local_names.get(skill.name)
+            if local is not None:
+                shadowed.setdefault(local.key, []).append(entry)
+                diags.append(
+                    Diagnostic(
+                        path=where,
+                        reason=f"{skill.key} is hidden by the local skill {local.key!r} "
+                        "of the same name",
+                        code="shadowed",
+                        level="info",
+                        key=skill.key,
+                    )
+                )
+                continue
+            out.append(entry)
+    return out, diags, shadowed
+
+
+def generation(cwd: Path | None) -> tuple[object, ...]:
+    """What changes when any source's listing changed (no I/O)."""
+    return tuple(s.generation(cwd) for s in sources().items)
+
+
+def listings(cwd: Path | None) -> list[Listing]:
+    """Every source's listings for ``cwd``."""
+    return [listing for s in sources().items for listing in s.listings(cwd)]
