@@ -54,7 +54,8 @@ def status(key: str, *, cwd: PathArg = None) -> SkillStatus:
 
 
 def _audit_blocked(entry: Entry, cwd: Path | None) -> bool:
-    return entry.key in _blocked_keys(entry.source, cwd)
+    # An MCP skill has no lock record: the audit runs on its content before each use.
+    return entry.source != "mcp" and entry.key in _blocked_keys(entry.source, cwd)
 
 
 def _blocked_keys(scope: Scope, cwd: Path | None) -> frozenset[str]:
@@ -233,7 +234,7 @@ def prompt_catalogue(v: View) -> list[Entry]:
         if e.manifest.disable_model_invocation:
             continue
         st = evaluate(
-            e, enabled_state=v.enablement, env=os.environ, blocked=e.key in blocked[e.source]
+            e, enabled_state=v.enablement, env=os.environ, blocked=e.key in blocked.get(e.source, frozenset())
         )
         if st.activation_state in ("active", "not_ready"):
             out.append(e)

@@ -23,6 +23,17 @@ def _body_of(text: str) -> str:
     return split_frontmatter(text).body
 
 
+def _remote_body(loader: Callable[[], str]) -> str:
+    from lemon_skills.errors import LemonSkillsError
+
+    # Like an unreadable file on disk: ranking sees no body; views call ``content()`` and
+    # report the refusal.
+    try:
+        return _body_of(loader())
+    except LemonSkillsError:
+        return ""
+
+
 def _read_body(path: str) -> str:
     from lemon_skills.skills.manifest import split_frontmatter
 
@@ -144,7 +155,7 @@ class Entry:
         """The instructions after the frontmatter."""
         b = self._body
         if b is None:
-            b = _read_body(self._path) if self._loader is None else _body_of(self._loader())
+            b = _read_body(self._path) if self._loader is None else _remote_body(self._loader)
             object.__setattr__(self, "_body", b)
         return b
 

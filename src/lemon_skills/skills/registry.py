@@ -239,7 +239,7 @@ class Registry:
         if listings:
             by_name = {e.name: e for e in merged.entries.values()}
             by_name.update({e.key: e for e in merged.entries.values()})
-            extra, remote_diags, hidden = remote.entries(listings, by_name)
+            extra, remote_diags, hidden = remote.entries(listings, by_name, cwd)
             merged.entries.update((e.key, e) for e in extra)
             diags.extend(remote_diags)
             shadowed = {**shadowed}

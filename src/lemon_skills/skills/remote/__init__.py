@@ -128,7 +128,7 @@ def load_text(skill: RemoteSkill, fetch: Fetch) -> str:
         raise _fail(skill, "SKILL.md is not UTF-8") from exc
     if (problem := frontmatter_problem(skill.frontmatter, text)) is not None:
         raise _fail(skill, problem)
-    from lemon_skills.skills.audit import audit_bundle
+    from lemon_skills.skills.audit.scan import audit_bundle
 
     report = audit_bundle({"SKILL.md": data}, name=skill.name)
     if report.verdict == "block":
@@ -155,15 +155,15 @@ def load_file(skill: RemoteSkill, fetch: Fetch, rel: str) -> bytes:
     return data
 
 
-def _entry(skill: RemoteSkill, fetch: Fetch, enabled: bool) -> Entry:
+def _entry(skill: RemoteSkill, fetch: Fetch, cwd: Path | None) -> Entry:
     return Entry(
+        search_dir=cwd,
         key=skill.key,
         name=skill.name,
         description=" ".join(skill.description.split()),
         source="mcp",
         path=skill.uri.removesuffix("/SKILL.md"),
         real_path=skill.uri,
-        enabled=enabled,
         manifest=build_manifest(skill.frontmatter),
         server=skill.server,
         loader=lambda: load_text(skill, fetch),
@@ -171,7 +171,7 @@ def _entry(skill: RemoteSkill, fetch: Fetch, enabled: bool) -> Entry:
 
 
 def entries(
-    listings: Iterable[Listing], local_names: Mapping[str, Entry]
+    listings: Iterable[Listing], local_names: Mapping[str, Entry], cwd: Path | None
 ) -> tuple[list[Entry], list[Diagnostic], dict[str, list[Entry]]]:
     """Entries for every usable listed skill, the problems found, and the remote entries a
     local skill of the same name shadows (keyed by the local key)."""
@@ -188,7 +188,7 @@ def entries(
             if (problem := skill_problem(skill)) is not None:
                 diags.append(Diagnostic(path=where, reason=problem, code="mcp_skill", key=skill.key))
                 continue
-            entry = _entry(skill, listing.fetch, enabled=True)
+            entry = _entry(skill, listing.fetch, cwd)
             local = local_names.get(skill.name)
             if local is not None:
                 shadowed.setdefault(local.key, []).append(entry)
@@ -205,6 +205,37 @@ def entries(
                 continue
             out.append(entry)
     return out, diags, shadowed
+
+
+def _listed(entry: Entry) -> tuple[RemoteSkill, Listing] | None:
+    # An MCP entry's search_dir is the directory whose servers listed it.
+    for listing in listings(entry.search_dir):
+        if listing.server == entry.server:
+            for skill in listing.skills:
+                if skill.key == entry.key:
+                    return skill, listing
+    return None
+
+
+def files_of(entry: Entry) -> list[str]:
+    """The supporting files the listing gives for MCP skill ``entry`` (nothing is fetched)."""
+    found = _listed(entry)
+    if found is None:
+        return []
+    root = found[0].uri.removesuffix("SKILL.md")
+    return [f.uri.removeprefix(root) for f in found[0].files or () if f.uri != found[0].uri]
+
+
+def read_supporting(entry: Entry, rel: str) -> bytes:
+    """A supporting file of the MCP skill ``entry`` (verified; see ``load_file``).
+
+    Raises:
+        RemoteSkillError: the skill or file is not listed any more, or a check failed.
+    """
+    found = _listed(entry)
+    if found is not None:
+        return load_file(found[0], found[1].fetch, rel)
+    raise RemoteSkillError(f"skill {entry.key!r} is no longer listed by its server")
 
 
 def generation(cwd: Path | None) -> tuple[object, ...]:

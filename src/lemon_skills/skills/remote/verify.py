@@ -6,6 +6,7 @@ Pure functions: each returns the reason the content is refused, or None.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -79,6 +80,8 @@ def frontmatter_problem(expected: Mapping[str, Any], text: str) -> str | None:
         return f"SKILL.md frontmatter does not parse: {exc}"
     if not isinstance(found, dict):
         return "SKILL.md has no YAML frontmatter"
+    # The listing carries the frontmatter rendered as JSON: YAML dates arrive as strings.
+    found = json.loads(json.dumps(found, default=str))
     differs = sorted(k for k in {*found, *expected} if found.get(k) != expected.get(k))
     if differs:
         return "SKILL.md frontmatter differs from the listing in: " + ", ".join(map(str, differs))
