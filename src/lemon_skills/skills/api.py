@@ -93,7 +93,7 @@ def set_enabled(
     entry = require(key, cwd=where)
     if entry.source == "mcp" and enabled:
         # Enabling an MCP skill by name approves the version it serves now.
-        remote_store.pin(key, None)
+        remote_store.pin(key, None, review=True)
     changed = enablement.set_disabled(path, key, not enabled)
     default_registry().invalidate()
     return changed

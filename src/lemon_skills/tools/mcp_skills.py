@@ -8,6 +8,7 @@ server's mcp.json entry, or ``lemon skill enable <server>:*`` (kept in skills.js
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from lemon_skills.skills.discovery import file_sig
 from lemon_skills.skills.remote.model import Listing, RemoteFile, RemoteSkill
 from lemon_skills.skills.remote.verify import MAX_SKILLS_PER_SERVER
 
+#: How long a listing is trusted without a list_changed notification.
+LISTING_TTL_S = 60.0
 #: The per-skill setting (in skills.json) that turns a server's skills on.
 SERVER_SWITCH = "{server}:*"
 
@@ -98,7 +101,9 @@ class McpSkillSource:
         names = self.servers(cwd)
         if not names:
             return ()
-        return (tuple(names), self._mcp().skill_generation(cwd or home(), names))
+        # Servers on the 2026 protocol push no list_changed here: their listing also expires.
+        epoch = int(time.monotonic() // LISTING_TTL_S)
+        return (tuple(names), self._mcp().skill_generation(cwd or home(), names), epoch)
 
     def listings(self, cwd: Path | None) -> list[Listing]:
         stamp = self.generation(cwd)

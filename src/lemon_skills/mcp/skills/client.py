@@ -72,9 +72,15 @@ def parse_entries(raw: Sequence[object]) -> tuple[list[WireSkill], list[str]]:
 
 
 def declares_extension(session: Any) -> bool:
+    """The server declares the extension: in ``extensions`` (2026 protocol) or, on a 2025
+    session whose capabilities have no such field, in ``experimental``."""
     caps = session.server_capabilities
-    extensions = getattr(caps, "extensions", None) if caps is not None else None
-    return isinstance(extensions, Mapping) and EXTENSION in extensions
+    if caps is None:
+        return False
+    return any(
+        isinstance(found, Mapping) and EXTENSION in found
+        for found in (getattr(caps, "extensions", None), getattr(caps, "experimental", None))
+    )
 
 
 async def list_skills(session: Any, *, limit: int) -> tuple[list[WireSkill], list[str]]:

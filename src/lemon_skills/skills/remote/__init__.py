@@ -134,6 +134,14 @@ def load_text(skill: RemoteSkill, fetch: Fetch) -> str:
     if report.verdict == "block":
         reasons = "; ".join(f.message for f in report.findings if f.severity == "block")
         raise _fail(skill, f"the install audit blocks it ({reasons})")
+    if report.verdict == "warn" and not store.reviewed(skill.key):
+        # As an install with warnings needs a human, so does a served skill with them.
+        reasons = "; ".join(f"{f.rule}: {f.message}" for f in report.findings)
+        raise _fail(
+            skill,
+            f"the install audit needs a human to look at it ({reasons})",
+            hint=f"if you trust it, `lemon skill enable {skill.key}` approves it",
+        )
     store.keep(main.digest, data)
     return text
 

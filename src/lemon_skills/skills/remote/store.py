@@ -49,8 +49,15 @@ def pinned(key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def pin(key: str, digest: str | None) -> None:
-    """Bind the approval of ``key`` to ``digest`` (None: forget it, so the next load re-pins)."""
+def reviewed(key: str) -> bool:
+    """Whether the user approved ``key`` by name (so audit warnings do not hold it back)."""
+    names = _fs.read_json(_pins_path(), default=dict).get("reviewed", [])
+    return isinstance(names, list) and key in names
+
+
+def pin(key: str, digest: str | None, *, review: bool = False) -> None:
+    """Bind the approval of ``key`` to ``digest`` (None: forget it, so the next load re-pins);
+    ``review`` records that the user approved it by name."""
 
     def change(state: dict[str, object]) -> None:
         pins = state.get("pins")
@@ -60,5 +67,9 @@ def pin(key: str, digest: str | None) -> None:
             pins.pop(key, None)
         else:
             pins[key] = digest
+        if review:
+            names = state.get("reviewed")
+            names = names if isinstance(names, list) else []
+            state["reviewed"] = sorted({*names, key})
 
     _fs.update_json(_pins_path(), change, default=dict)

@@ -23,7 +23,8 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 
 from lemon_skills import __version__
-from lemon_skills.skills import api, registry
+from lemon_skills.context import current
+from lemon_skills.skills import api, registry, remote
 from lemon_skills.tool import Tool, ToolContext
 from lemon_skills.tools.read_skill import read_skill
 from lemon_skills.tools.serve.catalog import Catalog, ServedSkill
@@ -41,6 +42,25 @@ FIND_SKILLS = {
     },
     "required": ["query"],
 }
+
+
+class _Server(Server[Any]):
+    """Announces list_changed for resources and prompts and, for 2025-protocol sessions
+    (whose capabilities have no ``extensions``), the extension under ``experimental``, where
+    pre-2026 servers declared what the base protocol lacked."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> Any:
+        return super().create_initialization_options(
+            notification_options
+            or NotificationOptions(prompts_changed=True, resources_changed=True),
+            experimental_capabilities or {EXTENSION: {}},
+            extensions,
+        )
 
 
 class SkillsListParams(types.RequestParams):
@@ -82,8 +102,8 @@ class SkillServer:
             tools.append(skill_manage)
         return tools
 
-    def _build(self) -> Server[Any]:
-        srv: Server[Any] = Server(
+    def _build(self) -> _Server:
+        srv = _Server(
             "lemon-skills",
             version=__version__,
             instructions="Skills (SKILL.md knowledge modules) of one project. "
@@ -267,22 +287,22 @@ def _result(text: str, is_error: bool) -> types.CallToolResult:
     )
 
 
-def init_options(server: SkillServer) -> Any:
-    """What the server announces at the handshake (list_changed for resources and prompts)."""
-    return server.server.create_initialization_options(
-        NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=False)
-    )
+def _serving_process() -> None:
+    # A serving process publishes local skills only: consuming MCP skills here could make a
+    # server that lists itself start itself again.
+    current().put(remote.Sources, remote.Sources([]))
 
 
 async def serve_stdio(options: Options) -> None:
     """Serve on stdin/stdout until the client hangs up."""
     from mcp.server.stdio import stdio_server
 
+    _serving_process()
     server = SkillServer(options)
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.watch)
         async with stdio_server() as (read, write):
-            await server.server.run(read, write, init_options(server))
+            await server.server.run(read, write, server.server.create_initialization_options())
         tg.cancel_scope.cancel()
 
 
@@ -295,6 +315,7 @@ async def serve_http(options: Options, host: str, port: int) -> None:
     """Serve Streamable HTTP on ``host:port`` at ``/mcp`` until interrupted."""
     import uvicorn
 
+    _serving_process()
     server = SkillServer(options)
     config = uvicorn.Config(http_app(server, host), host=host, port=port, log_level="warning")
     async with anyio.create_task_group() as tg:
