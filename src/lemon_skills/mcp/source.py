@@ -41,8 +41,8 @@ from lemon_skills.mcp.manager import (
 )
 from lemon_skills.mcp.report import ListingKind, Report, collect, require_server
 from lemon_skills.mcp.runtime import Runtime
-from lemon_skills.mcp.skills.client import WireSkill
 from lemon_skills.mcp.sampling.handler import DelegateFn
+from lemon_skills.mcp.skills.client import WireSkill
 from lemon_skills.mcp.views import SourceCore, View
 from lemon_skills.paths import PathArg, resolve_cwd
 from lemon_skills.tool import Tool, ToolContext, ToolResult
@@ -325,9 +325,7 @@ class McpSource:
             include_config=self._include_config,
             disabled=self._disabled,
         )
-        names = [
-            c.name for c in config.active() if c.name and (c.skills or c.name in switched_on)
-        ]
+        names = [c.name for c in config.active() if c.name and (c.skills or c.name in switched_on)]
         self._skill_servers[where] = (key, names)
         return names
 

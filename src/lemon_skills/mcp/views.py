@@ -28,7 +28,6 @@ from lemon_skills.mcp.catalog.naming import NameConflict
 from lemon_skills.mcp.config import resolve
 from lemon_skills.mcp.deadline import OnProgressFn
 from lemon_skills.mcp.handle import ServerHandle
-from lemon_skills.mcp.skills.client import WireSkill, list_skills, read_bytes
 from lemon_skills.mcp.manager import McpManager, ProgressFn
 from lemon_skills.mcp.results import (
     json_result,
@@ -39,6 +38,7 @@ from lemon_skills.mcp.results import (
     template_dict,
     tool_result,
 )
+from lemon_skills.mcp.skills.client import WireSkill, list_skills, read_bytes
 from lemon_skills.tool import ToolResult
 
 #: Catalogue versions, unique across views (tool objects are cached per version).

@@ -194,7 +194,9 @@ def entries(
         )
         for skill in listing.skills:
             if (problem := skill_problem(skill)) is not None:
-                diags.append(Diagnostic(path=where, reason=problem, code="mcp_skill", key=skill.key))
+                diags.append(
+                    Diagnostic(path=where, reason=problem, code="mcp_skill", key=skill.key)
+                )
                 continue
             entry = _entry(skill, listing.fetch, cwd)
             local = local_names.get(skill.name)

@@ -11,6 +11,7 @@ re-reads the registry and sends ``list_changed`` when a skill is added, edited o
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import weakref
 from dataclasses import dataclass
@@ -124,10 +125,9 @@ class SkillServer:
     def _seen(self, ctx: Any) -> None:
         session = getattr(ctx, "session", None)
         if session is not None:
-            try:
+            # A session that cannot be weakly referenced just gets no change notices.
+            with contextlib.suppress(TypeError):
                 self.sessions.add(session)
-            except TypeError:  # not weak-referenceable: nothing to notify later
-                pass
 
     # -- the extension ------------------------------------------------------------------
 
