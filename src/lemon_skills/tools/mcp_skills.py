@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lemon_skills.mcp.config import resolve
 from lemon_skills.paths import home, scope_root
 from lemon_skills.skills import enablement
 from lemon_skills.skills.discovery import file_sig
 from lemon_skills.skills.remote.model import Listing, RemoteFile, RemoteSkill
-from lemon_skills.skills.remote.verify import MAX_SKILLS_PER_SERVER
 
 #: How long a listing is trusted without a list_changed notification.
 LISTING_TTL_S = 60.0
@@ -82,9 +82,11 @@ class McpSkillSource:
         return self._source
 
     def servers(self, cwd: Path | None) -> list[str]:
-        """Servers of ``cwd`` whose skills are on."""
+        """Servers of ``cwd`` whose skills are on (reads config; starts nothing)."""
         switch = self._switches(cwd)
-        return list(self._mcp().skill_servers(cwd or home(), switch))
+        if self._source is not None:
+            return list(self._source.skill_servers(cwd or home(), switch))
+        return resolve.skill_servers(resolve.load(cwd or home()), switch)
 
     def _switches(self, cwd: Path | None) -> frozenset[str]:
         project = scope_root("project", cwd) / "skills.json" if cwd is not None else None
@@ -114,6 +116,8 @@ class McpSkillSource:
             hit = self._cache.get(where)
             if hit is not None and hit[0] == stamp:
                 return hit[1]
+        from lemon_skills.skills.remote.verify import MAX_SKILLS_PER_SERVER
+
         source = self._mcp()
         found = source.skill_listings(where, stamp[0], limit=MAX_SKILLS_PER_SERVER)  # type: ignore[index]
         out = []

@@ -18,6 +18,7 @@ from lemon_skills.errors import RemoteSkillError
 from lemon_skills.mcp.source import McpSource
 from lemon_skills.skills import remote
 from lemon_skills.skills.registry import view
+from lemon_skills.skills.remote import load
 from lemon_skills.tools.mcp_skills import McpSkillSource
 
 logger = logging.getLogger("lemon_skills.conformance")
@@ -48,10 +49,10 @@ def use(entry: object) -> None:
     listing = next(lst for lst in remote.listings(None) if lst.server == entry.server)
     skill = next(s for s in listing.skills if s.key == entry.key)
     try:
-        remote.load_text(skill, listing.fetch)
+        load.load_text(skill, listing.fetch)
         root = skill.uri.removesuffix("SKILL.md")
         for f in skill.files or ():
             if f.uri != skill.uri:
-                remote.load_file(skill, listing.fetch, f.uri.removeprefix(root))
+                load.load_file(skill, listing.fetch, f.uri.removeprefix(root))
     except RemoteSkillError as exc:
         logger.info("refused: %s", exc)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from lemon_skills.errors import RemoteSkillError
-from lemon_skills.skills import remote
+from lemon_skills.skills.remote import load as remote
 from lemon_skills.skills.remote import store
-from lemon_skills.skills.remote.model import RemoteFile, RemoteSkill
+from lemon_skills.skills.remote.model import Fetch, RemoteFile, RemoteSkill
 from lemon_skills.skills.remote.verify import (
     MAX_FILE_BYTES,
     digest_of,
@@ -37,7 +37,7 @@ def skill(body: bytes = BODY, *, size: int | None = None, name: str = "pdf") -> 
     )
 
 
-def serving(files: dict[str, bytes]) -> tuple[list[str], remote.Fetch]:
+def serving(files: dict[str, bytes]) -> tuple[list[str], Fetch]:
     reads: list[str] = []
 
     def fetch(uri: str, limit: int) -> bytes:
@@ -149,7 +149,7 @@ def test_a_changed_file_set_revokes_the_approval():
     assert remote.load_text(rotated, fetch) == BODY.decode()
 
 
-def served_alone(text: bytes) -> tuple[RemoteSkill, remote.Fetch]:
+def served_alone(text: bytes) -> tuple[RemoteSkill, Fetch]:
     fm = {"name": "pdf", "description": "Fill PDF forms"}
     s = RemoteSkill(
         "srv",

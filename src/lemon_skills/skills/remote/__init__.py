@@ -17,23 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from lemon_skills.context import current
-from lemon_skills.errors import RemoteSkillError
-from lemon_skills.skills.manifest import build_manifest
 from lemon_skills.skills.model import Diagnostic, Entry
-from lemon_skills.skills.remote import store
 from lemon_skills.skills.remote.model import (
     Fetch,
     Listing,
     RemoteFile,
     RemoteSkill,
     SkillSource,
-)
-from lemon_skills.skills.remote.verify import (
-    MAX_FILE_BYTES,
-    content_problem,
-    frontmatter_problem,
-    size_problem,
-    skill_problem,
 )
 
 __all__ = [
@@ -44,8 +34,10 @@ __all__ = [
     "SkillSource",
     "Sources",
     "entries",
-    "load_file",
-    "load_text",
+    "files_of",
+    "generation",
+    "listings",
+    "read_supporting",
     "sources",
 ]
 
@@ -73,97 +65,10 @@ def sources() -> Sources:
     return current().service(Sources, _default_sources)
 
 
-def _fail(skill: RemoteSkill, reason: str, hint: str | None = None) -> RemoteSkillError:
-    return RemoteSkillError(
-        f"skill {skill.key!r} from MCP server {skill.server!r} was refused: {reason}", hint=hint
-    )
-
-
-def _fetch_verified(skill: RemoteSkill, f: RemoteFile, fetch: Fetch) -> bytes:
-    if (problem := size_problem(f)) is not None:
-        raise _fail(skill, problem)
-    assert f.digest is not None  # skill_problem refuses a listing without digests
-    data = store.cached(f.digest)
-    if data is not None:
-        return data
-    try:
-        data = fetch(f.uri, MAX_FILE_BYTES)
-    except RemoteSkillError:
-        raise
-    except Exception as exc:  # the source's failure is this skill's diagnostic
-        raise _fail(skill, f"reading {f.uri} failed: {exc}") from exc
-    if (problem := content_problem(f, data)) is not None:
-        raise _fail(skill, problem, hint="the server may have changed it; list again")
-    return data
-
-
-def _check_pin(skill: RemoteSkill) -> None:
-    now = skill.resources_digest()
-    was = store.pinned(skill.key)
-    if was is None:
-        store.pin(skill.key, now)
-    elif was != now:
-        raise _fail(
-            skill,
-            "its files changed since it was approved",
-            hint=f"review it, then `lemon skill enable {skill.key}` to approve this version",
-        )
-
-
-def load_text(skill: RemoteSkill, fetch: Fetch) -> str:
-    """SKILL.md of ``skill``, verified, audited and cached.
-
-    Raises:
-        RemoteSkillError: any check failed; nothing was cached.
-    """
-    if (problem := skill_problem(skill)) is not None:
-        raise _fail(skill, problem)
-    _check_pin(skill)
-    main = skill.file(skill.uri)
-    assert main is not None and main.digest is not None
-    data = _fetch_verified(skill, main, fetch)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _fail(skill, "SKILL.md is not UTF-8") from exc
-    if (problem := frontmatter_problem(skill.frontmatter, text)) is not None:
-        raise _fail(skill, problem)
-    from lemon_skills.skills.audit.scan import audit_bundle
-
-    report = audit_bundle({"SKILL.md": data}, name=skill.name)
-    if report.verdict == "block":
-        reasons = "; ".join(f.message for f in report.findings if f.severity == "block")
-        raise _fail(skill, f"the install audit blocks it ({reasons})")
-    if report.verdict == "warn" and not store.reviewed(skill.key):
-        # As an install with warnings needs a human, so does a served skill with them.
-        reasons = "; ".join(f"{f.rule}: {f.message}" for f in report.findings)
-        raise _fail(
-            skill,
-            f"the install audit needs a human to look at it ({reasons})",
-            hint=f"if you trust it, `lemon skill enable {skill.key}` approves it",
-        )
-    store.keep(main.digest, data)
-    return text
-
-
-def load_file(skill: RemoteSkill, fetch: Fetch, rel: str) -> bytes:
-    """A supporting file of ``skill`` by its path relative to the skill, verified and cached.
-
-    Raises:
-        RemoteSkillError: the file is not in the listing, or a check failed.
-    """
-    load_text(skill, fetch)  # the skill itself must pass before any of its files is used
-    uri = skill.uri.removesuffix("SKILL.md") + rel
-    f = skill.file(uri)
-    if f is None:
-        raise _fail(skill, f"{rel!r} is not one of its listed files")
-    data = _fetch_verified(skill, f, fetch)
-    assert f.digest is not None
-    store.keep(f.digest, data)
-    return data
-
-
 def _entry(skill: RemoteSkill, fetch: Fetch, cwd: Path | None) -> Entry:
+    from lemon_skills.skills.manifest import build_manifest
+    from lemon_skills.skills.remote.load import load_text
+
     return Entry(
         search_dir=cwd,
         key=skill.key,
@@ -186,6 +91,8 @@ def entries(
     out: list[Entry] = []
     diags: list[Diagnostic] = []
     shadowed: dict[str, list[Entry]] = {}
+    from lemon_skills.skills.remote.verify import skill_problem
+
     for listing in listings:
         where = Path(f"mcp:{listing.server}")
         diags.extend(
@@ -217,6 +124,16 @@ def entries(
     return out, diags, shadowed
 
 
+def generation(cwd: Path | None) -> tuple[object, ...]:
+    """What changes when any source's listing changed (no I/O)."""
+    return tuple(s.generation(cwd) for s in sources().items)
+
+
+def listings(cwd: Path | None) -> list[Listing]:
+    """Every source's listings for ``cwd``."""
+    return [listing for s in sources().items for listing in s.listings(cwd)]
+
+
 def _listed(entry: Entry) -> tuple[RemoteSkill, Listing] | None:
     # An MCP entry's search_dir is the directory whose servers listed it.
     for listing in listings(entry.search_dir):
@@ -242,17 +159,10 @@ def read_supporting(entry: Entry, rel: str) -> bytes:
     Raises:
         RemoteSkillError: the skill or file is not listed any more, or a check failed.
     """
+    from lemon_skills.errors import RemoteSkillError
+    from lemon_skills.skills.remote.load import load_file
+
     found = _listed(entry)
     if found is not None:
         return load_file(found[0], found[1].fetch, rel)
     raise RemoteSkillError(f"skill {entry.key!r} is no longer listed by its server")
-
-
-def generation(cwd: Path | None) -> tuple[object, ...]:
-    """What changes when any source's listing changed (no I/O)."""
-    return tuple(s.generation(cwd) for s in sources().items)
-
-
-def listings(cwd: Path | None) -> list[Listing]:
-    """Every source's listings for ``cwd``."""
-    return [listing for s in sources().items for listing in s.listings(cwd)]
