@@ -11,9 +11,7 @@ re-reads the registry and sends ``list_changed`` when a skill is added, edited o
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,7 +83,9 @@ class SkillServer:
     def __init__(self, options: Options) -> None:
         self.options = options
         self.catalog = Catalog()
-        self.sessions: weakref.WeakSet[Any] = weakref.WeakSet()
+        # One request's session proxy per connection: the SDK builds a proxy per request, and
+        # a proxy notifies on its connection's own channel after its request is done.
+        self.sessions: dict[int, Any] = {}
         self.refresh()
         self.server = self._build()
 
@@ -125,9 +125,7 @@ class SkillServer:
     def _seen(self, ctx: Any) -> None:
         session = getattr(ctx, "session", None)
         if session is not None:
-            # A session that cannot be weakly referenced just gets no change notices.
-            with contextlib.suppress(TypeError):
-                self.sessions.add(session)
+            self.sessions[id(getattr(session, "_connection", session))] = session
 
     # -- the extension ------------------------------------------------------------------
 
@@ -272,12 +270,12 @@ class SkillServer:
 
     async def notify(self) -> None:
         """Send ``list_changed`` (resources and prompts) to every session seen."""
-        for session in list(self.sessions):
+        for key, session in list(self.sessions.items()):
             for send in ("send_resource_list_changed", "send_prompt_list_changed"):
                 try:
                     await getattr(session, send)()
-                except Exception:  # a closed session just misses the news
-                    self.sessions.discard(session)
+                except Exception:  # a closed connection just misses the news
+                    self.sessions.pop(key, None)
                     break
 
 
