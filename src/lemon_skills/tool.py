@@ -2,20 +2,24 @@
 
 A tool never raises into the agent loop: bad parameters, domain errors and crashes all come
 back as a ``ToolResult`` with ``is_error=True`` and text the model can act on. Exporters give
-the OpenAI and Anthropic tool formats.
+the OpenAI and Anthropic tool formats; ``estimate_tokens`` is the one estimate of what a
+definition or a prompt text costs in model tokens.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
 import anyio
 import jsonschema
+import referencing
+import referencing.exceptions
 
 from lemon_skills.errors import LemonSkillsError, UsageError
 
@@ -149,12 +153,19 @@ def validate_params(schema: Mapping[str, Any], params: Mapping[str, Any]) -> str
     validator = _validator(schema)
     if validator is None:
         return None  # a server's odd schema must not make its tool uncallable
-    error = jsonschema.exceptions.best_match(validator.iter_errors(dict(params)))
+    try:
+        error = jsonschema.exceptions.best_match(validator.iter_errors(dict(params)))
+    except referencing.exceptions.Unresolvable:
+        return None  # a $ref outside the schema: the server validates what we cannot
     if error is None:
         return None
     where = ".".join(str(p) for p in error.absolute_path)
     return f"{where}: {error.message}" if where else error.message
 
+
+#: Resolves ``$ref`` only within the schema itself: a tool's schema is data from a server, and
+#: validating arguments must never fetch a URL it names (jsonschema's default registry would).
+_LOCAL_ONLY: referencing.Registry[Any] = referencing.Registry()
 
 # Checking a schema costs far more than validating against it; do it once per schema object.
 _validators: dict[int, tuple[Mapping[str, Any], Any]] = {}
@@ -167,13 +178,27 @@ def _validator(schema: Mapping[str, Any]) -> Any:
     cls = jsonschema.validators.validator_for(dict(schema))
     try:
         cls.check_schema(dict(schema))
-        validator = cls(dict(schema))
+        validator = cls(dict(schema), registry=_LOCAL_ONLY)
     except jsonschema.SchemaError:
         validator = None
     if len(_validators) > 4096:
         _validators.clear()
     _validators[id(schema)] = (schema, validator)
     return validator
+
+
+#: English prose and JSON average about four characters per token in current tokenizers.
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(value: str | Mapping[str, Any] | Sequence[Any]) -> int:
+    """Estimated model tokens of ``value``: a text, or a JSON value (a tool definition) as
+    compact JSON; rounded up. Every model has its own tokenizer; one fixed ratio is close
+    enough to decide what fits and keeps the numbers comparable wherever they are reported
+    (deferred tool loading, the prompt budget, the CLI)."""
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return -(-len(value) // CHARS_PER_TOKEN)
 
 
 def to_openai(tools: list[Tool]) -> list[dict[str, Any]]:
