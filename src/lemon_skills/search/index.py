@@ -20,7 +20,7 @@ import sys
 from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lemon_skills.search import tokens
 
@@ -78,8 +78,10 @@ class Weights:
     abstain_coverage_power: float = 1.0
     #: Coverage credit of a word found only in a long field, relative to one in a short field.
     body_credit: float = 1.0
-    #: Answer only if the best document scores at least this (in units of the rarest term).
+    #: Answer only if the best document scores at least this (in units of the rarest term)...
     min_score: float = 0.45
+    #: ...and holds at least this many of the query's content words (all, when it has fewer).
+    min_words: int = 2
     #: With semantic similarity: bonus per unit of cosine similarity above the floor...
     semantic_weight: float = 3.0
     semantic_floor: float = 0.1
@@ -136,6 +138,22 @@ class Index:
     def idf_of_unknown(self) -> float:
         """The IDF a word in no document would have (the rarest possible)."""
         return idf(len(self.keys), 0)
+
+
+#: The ``Weights`` fields ``build_index`` reads; the others only change how an index is ranked.
+BUILD_FIELDS = frozenset({"field_weight", "field_b", "long_fields", "name_field", "k1", "body_df"})
+
+
+def reweigh(index: Index, weights: Weights) -> Index:
+    """``index`` ranked with ``weights``, which may differ from its own only outside
+    ``BUILD_FIELDS`` (so no rebuild is needed).
+
+    Raises:
+        ValueError: ``weights`` changes a constant the index was built with.
+    """
+    if any(getattr(weights, f) != getattr(index.weights, f) for f in BUILD_FIELDS):
+        raise ValueError("these weights need a new index")
+    return replace(index, weights=weights)
 
 
 def bigrams(terms: Sequence[str]) -> Iterable[str]:

@@ -21,6 +21,7 @@ from lemon_skills.skills.model import Diagnostic, Entry
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import semantic as semantic_mod
 from lemon_skills.skills.ranking import snapshot as index_cache
+from lemon_skills.skills.ranking import tuning
 from lemon_skills.skills.readiness import SkillStatus, evaluate, not_found
 from lemon_skills.skills.registry import View, default_registry, require, view
 from lemon_skills.skills.usage import observe
@@ -201,6 +202,30 @@ def evaluate_queries(
         return [m.entry.key for m in ranking.rank(index, q, limit=max_results, similar=similar)]
 
     return evaluation.evaluate(cases, rank)
+
+
+def cross_validate_queries(
+    cases: Sequence[evaluation.Case],
+    *,
+    cwd: PathArg = None,
+    skills_dir: PathArg = None,
+    folds: int = 10,
+    max_results: int = 10,
+    semantic: bool | None = None,
+) -> tuning.Tuning:
+    """Cross-validated figures of the ranker's tunable constants on labelled queries (see
+    ``ranking.tuning``); skills chosen as in ``evaluate_queries``.
+
+    Raises:
+        ConfigError: ``skills_dir`` holds no skill, or fewer queries than folds.
+    """
+    if len(cases) < folds:
+        raise ConfigError(f"{folds}-fold cross-validation needs at least {folds} queries")
+    entries = view(cwd).enabled() if skills_dir is None else _entries_in(Path(skills_dir))
+    sim = semantic_mod.Similarity(entries) if semantic_mod.requested(semantic) else None
+    return tuning.cross_validate(
+        entries, cases, folds=folds, similarity=sim, max_results=max_results
+    )
 
 
 def _entries_in(directory: Path) -> list[Entry]:

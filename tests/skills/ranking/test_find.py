@@ -275,3 +275,40 @@ def test_rebuilding_after_an_edit_ranks_exactly_like_a_fresh_build(
     monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
     assert reused == _scored(build_index(edited), queries)
     assert reused != first
+
+
+def test_one_word_of_several_is_not_an_answer(project, project_skills):
+    _corpus(project_skills)
+    write_skill(
+        project_skills,
+        "weather-forecasting",
+        description="Forecast weather and demand from time series.",
+    )
+    write_skill(project_skills, "travel-notes", description="Notes.", body="Paris in spring.\n")
+    assert _keys("weather forecast", project)[0] == "weather-forecasting"
+    # "weather" is all the skill shares with this request; "paris" is only mentioned elsewhere.
+    assert _keys("weather in Paris", project) == []
+
+
+def test_a_long_noisy_request_is_ranked_by_its_informative_words(project, project_skills):
+    _corpus(project_skills)
+    request = (
+        "Hi team, quick one before the weekly sync on Thursday: our group of 12 people has "
+        "been going back and forth for two weeks about the numbers for the quarter, and "
+        "Maria from finance says the report is late again. Anyway, what I really need today "
+        "is to merge the scanned contracts into one PDF and pull the tables out of them, "
+        "ideally before lunch so Tom can review everything this afternoon. Thanks a lot!"
+    )
+    assert _keys(request, project)[0] == "pdf"
+
+
+def test_a_word_only_one_skill_body_has_finds_that_skill(project, project_skills):
+    _corpus(project_skills)
+    filler = "Notes on layout, spacing and margins for printed pages. " * 300
+    write_skill(
+        project_skills,
+        "print-layout",
+        description="Lay out pages for print.",
+        body=f"# Printing\n\n{filler}\nAlso reads the zorblax format.\n",
+    )
+    assert _keys("zorblax", project) == ["print-layout"]
