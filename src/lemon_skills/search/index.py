@@ -192,6 +192,38 @@ class Analysed:
     lexicon: tuple[tuple[str, str], ...]  # (word, term) of the short-field words of 3+ letters
 
 
+def dump_analysed(items: Iterable[tuple[Hashable, Analysed]]) -> bytes:
+    """Tokenised documents by stamp as bytes for ``load_analysed`` (stamps must be tuples of
+    strings and numbers), so a new process can rebuild an index re-reading only what changed."""
+    rows = [
+        (stamp, [(f, dict(c), n) for f, c, n in a.fields], a.short_words, a.lexicon)
+        for stamp, a in items
+    ]
+    return marshal.dumps((FORMAT, rows))
+
+
+def load_analysed(data: bytes) -> dict[Hashable, Analysed]:
+    """The tokenised documents ``dump_analysed`` stored.
+
+    Raises:
+        ValueError: the bytes are not tokenised documents of this format.
+    """
+    try:
+        version, rows = marshal.loads(data)  # noqa: S302 - our own cache file
+        if version != FORMAT:
+            raise ValueError("tokenised documents of another format")
+        return {
+            stamp: Analysed(
+                fields=tuple((f, Counter(c), n) for f, c, n in fields),
+                short_words=short_words,
+                lexicon=lexicon,
+            )
+            for stamp, fields, short_words, lexicon in rows
+        }
+    except (EOFError, TypeError, ValueError) as exc:
+        raise ValueError("not tokenised documents") from exc
+
+
 def analyse_document(doc: Document, weights: Weights) -> Analysed:
     """Tokenise ``doc``'s fields (a missing field is empty)."""
     fields: list[tuple[str, Counter[str], int]] = []

@@ -8,6 +8,7 @@ import pytest
 
 import lemon_skills
 from lemon_skills.errors import ConfigError
+from lemon_skills.search import index as search_index
 from lemon_skills.skills import api, registry
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import semantic
@@ -312,3 +313,28 @@ def test_a_word_only_one_skill_body_has_finds_that_skill(project, project_skills
         body=f"# Printing\n\n{filler}\nAlso reads the zorblax format.\n",
     )
     assert _keys("zorblax", project) == ["print-layout"]
+
+
+def test_after_an_edit_a_new_process_re_reads_only_the_edited_skill(
+    project, project_skills, monkeypatch
+):
+    monkeypatch.setattr(index_cache, "MIN_SKILLS", 0)
+    _corpus(project_skills)
+    index_cache.load_or_build(api.view(project).enabled())
+    write_skill(project_skills, "pdf", description="Merge PDF files and crawl their links.")
+    api.refresh()
+    edited = api.view(project).enabled()
+    # A new process: nothing tokenised in memory, only the cached file from before the edit.
+    monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
+    seen: list[str] = []
+    real = search_index.analyse_document
+    monkeypatch.setattr(
+        search_index, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w)
+    )
+    rebuilt = index_cache.load_or_build(edited)
+    assert seen == ["pdf"]
+    monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
+    queries = ("merge pdf", "crawl links", "deploy kubernetes", "release notes")
+    assert _scored(rebuilt, queries) == _scored(build_index(edited), queries)
+    # The stale file was replaced, not kept beside the new one.
+    assert len(list(index_cache.cache_dir().glob("*.idx"))) == 1
