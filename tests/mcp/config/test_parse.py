@@ -84,6 +84,28 @@ def test_duplicate_names_in_one_source_are_an_error():
     assert errors[0].reason == "duplicate server name 'git'"
 
 
+def test_names_that_become_the_same_tool_prefix_are_a_conflict_not_a_silent_drop(project):
+    write(
+        project / ".lemon" / "mcp.json",
+        {"mcpServers": {"t": {"command": "a"}, "T": {"command": "b"}}},
+    )
+    resolved = load(project)
+    assert [s.name for s in resolved.servers] == ["t"]
+    [issue] = resolved.issues
+    assert issue.name == "T"
+    assert issue.reason == (
+        "server name 'T' conflicts with 't': both are called 't' in tool names; rename one"
+    )
+
+
+def test_vs_code_servers_object_is_accepted(project):
+    doc = {"servers": {"git": {"type": "stdio", "command": "uvx", "args": ["mcp-server-git"]}}}
+    write(project / ".lemon" / "mcp.json", doc)
+    resolved = load(project)
+    assert [(s.name, s.target) for s in resolved.servers] == [("git", "uvx mcp-server-git")]
+    assert resolved.issues == ()
+
+
 def test_oauth_and_sampling_are_kept_for_the_auth_and_sampling_layers():
     oauth = {"client_id": "c", "client_secret_secret": "C_SECRET"}
     cfg = parse_server({"url": "https://h/mcp", "oauth": oauth, "sampling": {"mode": "deny"}})
