@@ -2,14 +2,16 @@
 
 A tool never raises into the agent loop: bad parameters, domain errors and crashes all come
 back as a ``ToolResult`` with ``is_error=True`` and text the model can act on. Exporters give
-the OpenAI and Anthropic tool formats.
+the OpenAI and Anthropic tool formats; ``estimate_tokens`` is the one estimate of what a
+definition or a prompt text costs in model tokens.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -183,6 +185,20 @@ def _validator(schema: Mapping[str, Any]) -> Any:
         _validators.clear()
     _validators[id(schema)] = (schema, validator)
     return validator
+
+
+#: English prose and JSON average about four characters per token in current tokenizers.
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(value: str | Mapping[str, Any] | Sequence[Any]) -> int:
+    """Estimated model tokens of ``value``: a text, or a JSON value (a tool definition) as
+    compact JSON; rounded up. Every model has its own tokenizer; one fixed ratio is close
+    enough to decide what fits and keeps the numbers comparable wherever they are reported
+    (deferred tool loading, the prompt budget, the CLI)."""
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return -(-len(value) // CHARS_PER_TOKEN)
 
 
 def to_openai(tools: list[Tool]) -> list[dict[str, Any]]:

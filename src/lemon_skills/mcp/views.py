@@ -57,6 +57,10 @@ class View:
     specs: list[ToolSpec] = field(default_factory=list)
     by_name: dict[str, ToolSpec] = field(default_factory=dict)
     conflicts: list[NameConflict] = field(default_factory=list)
+    #: Each connected server's ``instructions`` (from its initialize result), by server name.
+    instructions: dict[str, str] = field(default_factory=dict)
+    #: Tool ranking indexes of this catalogue version, by server subset (see ``toolsearch``).
+    search: dict[Any, Any] = field(default_factory=dict)
     versions: tuple[int, ...] | None = None
     refreshed_at: float | None = None
     generation: int = 0
@@ -104,6 +108,11 @@ class SourceCore:
             self._reindex()
         self._views.move_to_end(cwd)
         return view
+
+    def discovered(self, cwd: Path) -> View | None:
+        """``cwd``'s view once a discovery has built its catalogue (no I/O)."""
+        view = self._views.get(cwd)
+        return view if view is not None and view.versions is not None else None
 
     def conflicts(self, cwd: Path) -> list[dict[str, Any]]:
         """Naming conflicts of ``cwd``'s last catalogue (no I/O, safe from any thread)."""
@@ -299,11 +308,22 @@ class SourceCore:
         versions = tuple(h.version for h in view.handles)
         if versions == view.versions:
             return
+        # The view's config, not the handle's: a handle is shared by entries that differ only
+        # in what they pin.
+        pins = {cfg.name: cfg.always_load for cfg in view.config.active()}
         entries = [
-            CatalogEntry(server=h.name, key=h.key, filters=h.config.filters, listing=h.listing)
+            CatalogEntry(
+                server=h.name,
+                key=h.key,
+                filters=h.config.filters,
+                listing=h.listing,
+                always_load=pins.get(h.name, h.config.always_load),
+            )
             for h in view.handles
         ]
+        view.instructions = {h.name: h.instructions for h in view.handles if h.instructions}
         view.specs, view.conflicts = build(entries)
+        view.search = {}
         view.by_name = {s.name: s for s in view.specs}
         view.versions = versions
         view.generation = next(_generations)

@@ -12,7 +12,7 @@ the catalogue rebuilt, so the utilities appear or go with its items.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from lemon_skills.mcp.catalog.filters import prompt_allowed, resource_allowed, tool_allowed
@@ -59,6 +59,8 @@ class CatalogEntry:
     key: str
     filters: Filters
     listing: Listing
+    #: Tool names (as listed) always sent to the model; ``"*"`` pins every tool.
+    always_load: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +74,9 @@ class ToolSpec:
     target: str
     description: str
     input_schema: Mapping[str, Any] = field(default_factory=dict)
+    title: str = ""
+    #: Sent to the model even when deferred loading holds other MCP tools back.
+    always_load: bool = False
 
     @property
     def label(self) -> str:
@@ -87,6 +92,7 @@ class ToolSpec:
             "kind": self.kind,
             "description": self.description,
             "input_schema": dict(self.input_schema),
+            "always_load": self.always_load,
         }
 
 
@@ -96,18 +102,7 @@ def build(entries: Sequence[CatalogEntry]) -> tuple[list[ToolSpec], list[NameCon
     for entry in entries:
         drafts.extend(_server_drafts(entry))
     names, conflicts = assign_tool_names(req for req, _ in drafts)
-    specs = [
-        ToolSpec(
-            name=names[req],
-            server=spec.server,
-            key=spec.key,
-            kind=spec.kind,
-            target=spec.target,
-            description=spec.description,
-            input_schema=spec.input_schema,
-        )
-        for req, spec in drafts
-    ]
+    specs = [replace(spec, name=names[req]) for req, spec in drafts]
     return sorted(specs, key=lambda s: s.name), conflicts
 
 
@@ -124,6 +119,8 @@ def _server_drafts(entry: CatalogEntry) -> list[tuple[NameRequest, ToolSpec]]:
             target=tool.name,
             description=tool.description or "",
             input_schema=_schema(tool.input_schema),
+            title=tool.title or "",
+            always_load="*" in entry.always_load or tool.name in entry.always_load,
         )
         out.append((NameRequest(server=entry.server, item=tool.name), spec))
     for kind in _utility_kinds(entry):
