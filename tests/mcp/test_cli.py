@@ -298,6 +298,11 @@ def test_status_of_one_server_starts_only_it_and_shows_its_stderr(project, capsy
     assert code == 1 and "unknown MCP server 'nope'" in err
 
 
+def test_status_without_servers_says_so(project, capsys):
+    code, out, err = run(capsys, "mcp", "status", "--cwd", str(project))
+    assert code == 0 and "no MCP servers configured" in err
+
+
 def test_status_exits_1_when_a_server_failed(project, capsys):
     write_config(project, {"servers": [smoke("fx"), GHOST]})
     code, out, _ = run(capsys, "mcp", "status", "--json", "--cwd", str(project))

@@ -128,6 +128,8 @@ def status_cmd(
         for name, s in data["servers"].items()
     ]
     table(["SERVER", "TRANSPORT", "STATE", "TOOLS/RES/PROMPTS", "LAST ERROR"], rows)
+    if not rows and not data["disabled"]:
+        note("no MCP servers configured (see `lemon mcp --help`)")
     if only is not None:
         _print_stderr(data["servers"].get(only, {}))
     for conflict in data.get("conflicts", []):
