@@ -334,20 +334,21 @@ def prompt_catalogue(
     v: View, profile: Profile | None = None, play: activation.InPlay | None = None
 ) -> list[Entry]:
     """Skills the catalogue may show: enabled, model-invocable, active or merely not ready,
-    inside ``profile``, with their required skills and MCP servers present, and (for a
-    path-scoped skill) a file in play that matches."""
+    inside ``profile``, with their required skills and MCP servers present, and, when
+    ``play`` is given, a file in play for each path-scoped skill."""
     blocked = {
         scope: _blocked_keys(scope, v.cwd) if scope == "global" or v.cwd else frozenset()
         for scope in ("global", "project")
     }
     available = frozenset(e.key for e in v.enabled())
     servers = _server_names(v)
-    play = play or activation.in_play((), cwd=v.cwd or Path.cwd())
     out = []
     for e in v.enabled():
         if e.flag("disable_model_invocation"):
             continue
-        if (profile is not None and not profile.admits(e.key)) or not play.admits(e):
+        if (profile is not None and not profile.admits(e.key)) or (
+            play is not None and not play.admits(e)
+        ):
             continue
         st = evaluate(
             e,
