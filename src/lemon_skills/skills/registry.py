@@ -265,6 +265,15 @@ class Registry:
             )
             for err in en.errors
         ]
+        diags.extend(
+            Diagnostic(
+                path=err.path or Path("skills.json"),
+                reason=err.reason + "; the profiles of this file are ignored and an agent "
+                "that names one is refused until it is fixed",
+                code="corrupt_profiles",
+            )
+            for err in en.profile_errors
+        )
         entries = tuple(sorted(merged.entries.values(), key=_BY_KEY))
         if en.errors:
             # Fail closed: the unreadable file could have disabled any of them.
