@@ -191,3 +191,7 @@ class CuratorError(LemonSkillsError):
     def __init__(self, message: str, *, run_id: str | None = None, hint: str | None = None) -> None:
         self.run_id = run_id
         super().__init__(message, hint=hint)
+
+
+class SchemaConversionError(LemonSkillsError):
+    """A tool's input schema cannot be expressed in a model provider's schema dialect."""

@@ -314,3 +314,29 @@ def test_call_says_mcp_is_disabled(configured, capsys, monkeypatch):
     monkeypatch.setenv("LEMON_MCP_DISABLED", "1")
     code, _, err = run(capsys, "mcp", "call", "mcp_rich_echo", "--cwd", str(configured))
     assert code == 1 and "MCP is off here (disabled by LEMON_MCP_DISABLED)" in err
+
+
+@pytest.mark.parametrize(
+    ("fmt", "schema_key"),
+    [("openai", "function"), ("anthropic", "input_schema"), ("gemini", "parameters")],
+)
+def test_tools_in_a_providers_format(configured, capsys, fmt, schema_key):
+    code, out, _ = run(
+        capsys,
+        "mcp",
+        "tools",
+        "--server",
+        "fx",
+        "--format",
+        fmt,
+        "--json",
+        "--cwd",
+        str(configured),
+    )
+    defs = json.loads(out)
+    assert code == 0
+    echo = next(d for d in defs if (d.get("function") or d)["name"] == "mcp_fx_echo")
+    assert schema_key in echo
+    if fmt == "openai":
+        assert echo["function"]["strict"] is True
+        assert echo["function"]["parameters"]["additionalProperties"] is False

@@ -181,13 +181,28 @@ def _listing_help(summary: str) -> Callable[[F], F]:
 
 @mcp.command("tools")
 @_server_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["openai", "anthropic", "gemini"]),
+    default=None,
+    help="Print the tool definitions as this provider takes them (JSON; openai = strict mode). "
+    "A tool whose schema cannot be expressed is left out with a warning saying why.",
+)
 @cwd_option
 @json_option
 @_listing_help("List the model-facing tools (mcp_<server>_<tool>) of the connected servers.")
-def tools_cmd(server: str | None = None, cwd: Path | None = None, as_json: bool = False) -> int:
+def tools_cmd(
+    server: str | None = None,
+    fmt: str | None = None,
+    cwd: Path | None = None,
+    as_json: bool = False,
+) -> int:
     with _source(cwd) as source:
         report = source.report("tools", server=server, progress=_progress())
-    if as_json:
+    if fmt is not None:
+        _emit_provider_tools(report.rows, "openai-strict" if fmt == "openai" else fmt)
+    elif as_json:
         emit_json([_tool_row(r) for r in report.rows])
     else:
         table(
@@ -395,6 +410,27 @@ def _print_stderr(status: dict[str, Any]) -> None:
         click.echo("\nstderr (last lines):")
         for line in tail:
             click.echo(f"  {line}")
+
+
+def _emit_provider_tools(rows: Any, fmt: Any) -> None:
+    from lemon_skills.tool import Tool, ToolResult, export_tools
+
+    def unused(params: dict[str, Any], ctx: Any) -> ToolResult:
+        raise NotImplementedError
+
+    tools = [
+        Tool(
+            name=r["name"],
+            description=r["description"],
+            parameters=r["input_schema"],
+            handler=unused,
+        )
+        for r in rows
+    ]
+    defs, excluded = export_tools(tools, fmt)
+    emit_json(defs)
+    for e in excluded:
+        warn(f"{e.name} left out: {e.reason}")
 
 
 def _tool_row(row: dict[str, Any]) -> dict[str, Any]:
