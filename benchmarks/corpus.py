@@ -3,25 +3,41 @@
     python benchmarks/corpus.py DEST --count 10000
 
 DEST gets ``DEST/.lemon/skill/<key>/SKILL.md`` (a project layout). Copies after the first
-round get a numeric suffix on the directory key (``pdf-7``); their text is unchanged, which is
-what matters for parse and stat costs.
+round get a numeric suffix on the key (``pdf-7``) and the same ``name:``, so no two skills
+share a name; the rest of the text is unchanged, which is what matters for parse, stat and
+tokenising costs.
+
+The bench (a folder holding ``skills/`` and the ``queries_*.jsonl`` files) is
+``$LEMON_BENCH_DIR`` when set, else ``shared/bench`` beside the checkout or the current
+directory's parent.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import shutil
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "skills"
+_NAME = re.compile(r"^name:.*$", re.M)
+
+
+def bench_root() -> Path:
+    """The bench folder: ``$LEMON_BENCH_DIR``, else ``shared/bench`` next to the checkout."""
+    env = os.environ.get("LEMON_BENCH_DIR")
+    candidates = [Path(env)] if env else []
+    here = Path(__file__).resolve().parents[1].parent
+    candidates += [here / "shared" / "bench", Path.cwd().parent / "shared" / "bench"]
+    for candidate in candidates:
+        if (candidate / "skills").is_dir():
+            return candidate
+    raise SystemExit("no bench found: set LEMON_BENCH_DIR to the folder holding skills/")
 
 
 def bench_dir() -> Path:
-    """The shared bench skills (``../shared/bench/skills`` next to the checkout)."""
-    for candidate in (BENCH, Path.cwd().parent / "shared" / "bench" / "skills"):
-        if candidate.is_dir():
-            return candidate
-    raise SystemExit("cannot find shared/bench/skills next to this checkout")
+    """The bench skills (``<bench>/skills``)."""
+    return bench_root() / "skills"
 
 
 def make_corpus(dest: Path, count: int, *, source: Path | None = None) -> Path:
@@ -36,7 +52,11 @@ def make_corpus(dest: Path, count: int, *, source: Path | None = None) -> Path:
         skill = src[i % len(src)]
         key = skill.name if i < len(src) else f"{skill.name}-{i // len(src)}"
         (out / key).mkdir()
-        shutil.copyfile(skill / "SKILL.md", out / key / "SKILL.md")
+        if key == skill.name:
+            shutil.copyfile(skill / "SKILL.md", out / key / "SKILL.md")
+            continue
+        text = (skill / "SKILL.md").read_text(encoding="utf-8")
+        (out / key / "SKILL.md").write_text(_NAME.sub(f"name: {key}", text, count=1), "utf-8")
     return out
 
 

@@ -32,11 +32,11 @@ from pathlib import Path
 
 from corpus import bench_dir, make_corpus
 
+from lemon_skills.search import tokens as text
+from lemon_skills.search.metrics import Case, Report, evaluate, load_cases
 from lemon_skills.skills import api
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import find as ranking
-from lemon_skills.skills.ranking import tokens as text
-from lemon_skills.skills.ranking.evaluation import Case, Report, evaluate, load_cases
 
 Ranker = Callable[[str], Sequence[str]]
 

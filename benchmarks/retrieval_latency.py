@@ -27,10 +27,10 @@ from pathlib import Path
 from corpus import bench_dir, make_corpus
 
 import lemon_skills
+from lemon_skills.search.metrics import load_cases
 from lemon_skills.skills import api
 from lemon_skills.skills.ranking import index
 from lemon_skills.skills.ranking import snapshot as index_cache
-from lemon_skills.skills.ranking.evaluation import load_cases
 from lemon_skills.skills.ranking.index import build_index, cache_key, dumps, loads
 
 

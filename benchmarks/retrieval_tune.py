@@ -27,9 +27,7 @@ from typing import Any
 from corpus import bench_dir, make_corpus
 from retrieval_eval import split_halves, stratified_folds
 
-from lemon_skills.skills import api
-from lemon_skills.skills.ranking import find as ranking
-from lemon_skills.skills.ranking.evaluation import (
+from lemon_skills.search.metrics import (
     Case,
     Report,
     evaluate,
@@ -37,6 +35,8 @@ from lemon_skills.skills.ranking.evaluation import (
     outcome,
     summarise,
 )
+from lemon_skills.skills import api
+from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking.index import DEFAULT_WEIGHTS, Weights
 
 #: Weights fields read at build time: changing one needs a new index.
@@ -72,7 +72,9 @@ def _answers(
         key = tuple(sorted((k, v) for k, v in combo.items() if k in BUILD_FIELDS))
         if key not in built:
             built[key] = ranking.build_index(entries, weights=weights)
-        index = dataclasses.replace(built[key], weights=weights)
+        index = ranking.Index(
+            built[key].entries, dataclasses.replace(built[key].core, weights=weights)
+        )
         ans = {}
         for c in cases:
             sims = similar(c.query, weights.semantic_floor) if similar else None

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import PathArg, Scope, explicit_scope, resolve_cwd
+from lemon_skills.search import metrics as evaluation
 from lemon_skills.skills import discovery, enablement
 from lemon_skills.skills import prompt as prompt_mod
 from lemon_skills.skills.install import lockfile
 from lemon_skills.skills.model import Diagnostic, Entry
-from lemon_skills.skills.ranking import evaluation
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import semantic as semantic_mod
 from lemon_skills.skills.ranking import snapshot as index_cache

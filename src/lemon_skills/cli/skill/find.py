@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from lemon_skills.cli._output import F, cwd_option, emit_json, json_option, note, table
+from lemon_skills.search.metrics import Report, load_cases
 from lemon_skills.skills import api
-from lemon_skills.skills.ranking.evaluation import Report, load_cases
 from lemon_skills.skills.ranking.find import Match
 
 

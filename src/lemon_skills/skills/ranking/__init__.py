@@ -1,2 +1,2 @@
-"""Ranking skills for a request: tokens, the BM25F index and its disk snapshot, the ranker,
-the optional embedding similarity and the evaluation harness."""
+"""Ranking skills for a request: skills as ``lemon_skills.search`` documents (``index``), the
+ranker (``find``), the index's disk snapshot and the optional embedding similarity."""

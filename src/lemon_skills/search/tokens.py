@@ -1,8 +1,9 @@
-"""Text normalisation for ranking: word splitting, stop words, stemming and edit distance.
+"""Text normalisation for search: word splitting, stop words, stemming and edit distance.
 
 Pure functions over strings, shared by the index builder and the query side so both normalise
-alike. The stemmer is the classic Porter algorithm (1980): it is small, deterministic and
-conflates the inflections users mix freely ("deploying" / "deployment" / "deploys").
+alike, whatever the corpus. The stemmer is the classic Porter algorithm (1980): it is small,
+deterministic and conflates the inflections users mix freely ("deploying" / "deployment" /
+"deploys").
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9]+")
 _SPLIT_KEY = re.compile(r"[-_.\s/]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 
 
@@ -59,6 +61,12 @@ def words(text: str) -> list[str]:
 def key_words(key: str) -> list[str]:
     """The words of a skill key or name: ``pdf-to_markdown`` -> ``pdf``, ``to``, ``markdown``."""
     return [w for part in _SPLIT_KEY.split(fold(key)) for w in _WORD.findall(part)]
+
+
+def identifier_words(name: str) -> list[str]:
+    """The words of a programmer's identifier: ``key_words`` after splitting camelCase,
+    so ``getHTTPResponse_v2`` -> ``get``, ``http``, ``response``, ``v2``."""
+    return key_words(_CAMEL.sub(" ", name))
 
 
 def is_content(word: str) -> bool:

@@ -1,0 +1,312 @@
+"""Rank the documents of an index for a query. Pure: an index in, matches out.
+
+The score of a document is BM25F over its fields (see ``index``), and on top of that:
+
+* a query word found in no document is read as a compound of two known words ("hackernews")
+  or matched to a word one edit away ("kubernets"), at a discount;
+* two query words glued together may name a name word ("hacker news" -> ``hackernews``);
+* two query words adjacent in a short field add a phrase bonus;
+* a query that is one of a document's names puts that document first;
+* the score is scaled by the share of the query's information (IDF mass) the document
+  matched, so one matching a single rare word by chance does not beat one matching the whole
+  request.
+
+Term weights use an IDF in which a document holding a word only in a long field counts for
+less than one stating it in a short field (``Weights.body_df``): it measures how many
+documents are *about* a word, not how many say it in passing.
+
+The ranker abstains: it answers only when the best document's evidence (its score in plain
+IDF, see ``evidence``), in units of the rarest possible term (so the bar means the same for 5
+documents as for 10,000), clears ``Weights.min_score``, so a request nothing is about gets
+``[]``. Every match carries its score parts for explaining.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lemon_skills.search import tokens as text
+from lemon_skills.search.index import Index, Weights, bigrams, decompound
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One ranked document (its number in the index and its key) with its score parts."""
+
+    doc: int
+    key: str
+    score: float
+    parts: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerm:
+    """One index term looked up for a query."""
+
+    term: str
+    weight: float  # 1 for a word as typed, less for a typo fix or a compound part
+    credit: float  # IDF mass of the query words it stands for
+    source: str = ""  # the query word(s) it was derived from, when not typed as such
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A query analysed against one index."""
+
+    terms: tuple[QueryTerm, ...]
+    phrases: tuple[str, ...]
+    mass: float  # IDF mass of every content word; unknown words count as the rarest
+    name: str  # the query written as key words, for the exact-name match
+
+
+def _fuzzy(index: Index, word: str) -> list[str]:
+    """Terms of short-field words one edit away from ``word`` (4+ letters only)."""
+    if len(word) < 4:
+        return []
+    keys = index.fuzzy_keys
+    if not keys:
+        table: dict[str, list[str]] = {}
+        for w in index.lexicon:
+            if len(w) >= 4:
+                for d in text.deletions(w):
+                    table.setdefault(d, []).append(w)
+        # One C-level update, so a concurrent query never sees half a table.
+        keys.update({k: tuple(v) for k, v in table.items()})
+    found: dict[str, None] = {}
+    for d in text.deletions(word):
+        for w in keys.get(d, ()):
+            if text.within_one_edit(word, w):
+                found[index.lexicon[w]] = None
+    return [t for t in found if t in index.postings]
+
+
+def _likely(index: Index, word: str) -> list[str]:
+    """The typo readings of ``word`` worth trying: the commonest word one edit away wins,
+    as in a spelling corrector, and readings at least half as common stay in the running."""
+    alts = _fuzzy(index, word)
+    if len(alts) <= 1:
+        return alts
+    idf = index.plain_idf  # "commonest" counts every mention, body included
+    best = min(idf[a] for a in alts)
+    return [a for a in alts if idf[a] <= best + math.log(2)]
+
+
+def analyse(index: Index, query: str, *, plain: bool = False) -> Query:
+    """Map ``query`` onto index terms: as typed, compound parts, typo fixes, glued pairs.
+
+    Credits and mass use the ranking IDF, or with ``plain`` the plain IDF the abstain
+    check is made in.
+    """
+    content = [w for w in text.words(query) if text.is_content(w)]
+    stems = [text.stem(w) for w in content]
+    rare = index.idf_of_unknown()
+    idf = index.plain_idf if plain else index.idf
+    found: dict[str, QueryTerm] = {}
+    mass = 0.0
+
+    def add(qt: QueryTerm) -> None:
+        old = found.get(qt.term)
+        if old is None or old.weight * old.credit < qt.weight * qt.credit:
+            found[qt.term] = qt
+
+    for s, w in dict(zip(stems, content, strict=True)).items():
+        if s in index.postings:
+            mass += idf[s]
+            add(QueryTerm(s, 1.0, idf[s]))
+            continue
+        parts = decompound(w, index.lexicon)
+        alts = [p for p in parts if p in index.postings] if parts else _likely(index, w)
+        if not alts:
+            mass += rare
+            continue
+        top = max(idf[a] for a in alts)
+        mass += top
+        # Compound parts share the word; so do equally likely typo readings.
+        share = 1.0 / len(alts)
+        weight = index.weights.fuzzy * (1.0 if parts else share)
+        for alt in alts:
+            add(QueryTerm(alt, weight, top * share, w))
+    for i in range(len(content) - 1):
+        glued = text.stem(content[i] + content[i + 1])
+        if glued in index.postings and glued not in found:
+            credit = idf.get(stems[i], rare) + idf.get(stems[i + 1], rare)
+            source = f"{content[i]} {content[i + 1]}"
+            add(QueryTerm(glued, 1.0, min(credit, 2 * idf[glued]), source))
+    phrases = tuple(b for b in dict.fromkeys(bigrams(stems)) if b in index.postings)
+    return Query(tuple(found.values()), phrases, mass, " ".join(text.key_words(query)))
+
+
+@dataclass(slots=True)
+class _Tally:
+    """Per-document sums over the query terms, in flat lists indexed by document number."""
+
+    score: list[float]
+    covered: list[float]
+    strong: list[float]
+
+
+def _tally(index: Index, q: Query) -> _Tally:
+    n = len(index)
+    score, covered, strong = [0.0] * n, [0.0] * n, [0.0] * n
+    body_share = index.weights.body_credit
+    for qt in q.terms:
+        p = index.postings[qt.term]
+        mult = qt.weight * index.idf[qt.term]
+        credit = qt.weight * qt.credit
+        body_credit = credit * body_share
+        for d, w, f in zip(p.docs, p.weights, p.strong, strict=True):
+            score[d] += mult * w
+            if f:
+                covered[d] += credit
+                strong[d] += mult * w
+            else:
+                covered[d] += body_credit
+    bonus = index.weights.phrase
+    for phrase in q.phrases:
+        p = index.postings[phrase]
+        mult = bonus * index.idf[phrase]
+        for d, w in zip(p.docs, p.weights, strict=True):
+            score[d] += mult * w
+            strong[d] += mult * w
+    return _Tally(score, covered, strong)
+
+
+def rank(
+    index: Index, query: str, *, limit: int = 3, similar: Mapping[int, float] | None = None
+) -> list[Match]:
+    """Best-first matches, ``[]`` when nothing is relevant; higher ``priority`` wins ties.
+
+    ``similar`` (document number -> cosine similarity of its embedding to the query's)
+    switches on hybrid ranking: similarity above a floor adds to the lexical score.
+    """
+    if not len(index) or limit <= 0:
+        return []
+    q = analyse(index, query)
+    if not q.mass:
+        return []
+    wts = index.weights
+    t = _tally(index, q)
+    exact = index.names.get(q.name)
+    if exact is not None:
+        t.score[exact] += wts.exact_name
+        t.strong[exact] += wts.exact_name
+        t.covered[exact] = q.mass
+    sims = similar or {}
+    # In units of the rarest possible term, so the thresholds mean the same for 5 documents
+    # as for 10,000.
+    unit = 1.0 / index.idf_of_unknown()
+    final: dict[int, float] = {}
+    for d, cov in enumerate(t.covered):
+        if cov or d in sims:
+            scale = unit * min(1.0, cov / q.mass) ** wts.coverage_power
+            final[d] = t.score[d] * scale + _semantic_bonus(wts, sims.get(d))
+    prio = index.priority
+    best = heapq.nsmallest(limit, final, key=lambda d: (-final[d], -prio[d], d))
+    if not best:
+        return []
+    plain = analyse(index, query, plain=True)
+    bar = wts.semantic_min_score if similar is not None else wts.min_score
+    if evidence(index, plain, best[0]) + _semantic_bonus(wts, sims.get(best[0])) < bar:
+        return []
+    floor = final[best[0]] * wts.keep_ratio
+    out = []
+    for d in best:
+        if final[d] < floor:
+            break
+        scale = unit * min(1.0, t.covered[d] / q.mass) ** wts.coverage_power
+        parts = explain(index, q, d, score=final[d], strong=t.strong[d] * scale, sims=sims)
+        parts["evidence"] = evidence(index, plain, d)
+        out.append(Match(d, index.keys[d], final[d], parts))
+    return out
+
+
+def clears_bar(parts: Mapping[str, float], weights: Weights, *, semantic: bool) -> bool:
+    """True when a match with these score ``parts`` would be answered on its own: its evidence
+    (plus its semantic bonus) reaches the abstain bar that ``rank`` applies to the best."""
+    bar = weights.semantic_min_score if semantic else weights.min_score
+    own = parts.get("evidence", parts.get("score", 0.0)) + parts.get("semantic", 0.0)
+    return own >= bar
+
+
+def evidence(index: Index, plain: Query, doc: int) -> float:
+    """How strongly ``doc`` is about the query in plain IDF, where every document mentioning
+    a word counts: the number the abstain bar is checked against.
+
+    Ranking discounts words a document mentions only in a long field, which orders better
+    but would let a request nothing is about (whose words turn up in some body) look
+    specific; the abstain check therefore keeps plain IDF and full coverage weight.
+    """
+    if not plain.mass:
+        return 0.0
+    parts, covered = _term_parts(index, plain, doc, index.plain_idf)
+    score = sum(parts.values())
+    if index.names.get(plain.name) == doc:
+        score += index.weights.exact_name
+        covered = plain.mass
+    unit = 1.0 / index.idf_of_unknown()
+    share = min(1.0, covered / plain.mass)
+    return unit * score * math.pow(share, index.weights.abstain_coverage_power)
+
+
+def _term_parts(
+    index: Index, q: Query, doc: int, idf: Mapping[str, float]
+) -> tuple[dict[str, float], float]:
+    """Each matched term's and the phrases' share of ``doc``'s score (before coverage
+    scaling) under ``idf``, and the query credit those terms cover."""
+    parts: dict[str, float] = {}
+    covered = 0.0
+    for qt in q.terms:
+        w = _weight(index, qt.term, doc)
+        if w:
+            label = f"{qt.term}<-{qt.source}" if qt.source else qt.term
+            parts[f"term:{label}"] = qt.weight * idf[qt.term] * w
+            covered += qt.weight * qt.credit
+    phrase = sum(index.weights.phrase * idf[b] * _weight(index, b, doc) for b in q.phrases)
+    if phrase:
+        parts["phrase"] = phrase
+    return parts, covered
+
+
+def _semantic_bonus(wts: Weights, sim: float | None) -> float:
+    return 0.0 if sim is None else wts.semantic_weight * max(0.0, sim - wts.semantic_floor)
+
+
+def explain(
+    index: Index,
+    q: Query,
+    doc: int,
+    *,
+    score: float,
+    strong: float,
+    sims: Mapping[int, float] | None = None,
+) -> dict[str, float]:
+    """The parts of one document's score: each term, phrases, exact name, coverage, total.
+
+    Parts are in units of the rarest possible term. Term and phrase parts are before the
+    coverage scaling; ``score`` is after it.
+    """
+    unit = 1.0 / index.idf_of_unknown()
+    raw, covered = _term_parts(index, q, doc, index.idf)
+    parts = {name: unit * value for name, value in raw.items()}
+    if index.names.get(q.name) == doc:
+        parts["exact_name"] = unit * index.weights.exact_name
+        covered = q.mass
+    if sims and doc in sims:
+        parts["similarity"] = sims[doc]
+        parts["semantic"] = _semantic_bonus(index.weights, sims[doc])
+    parts["coverage"] = min(1.0, covered / q.mass) if q.mass else 0.0
+    parts["short_fields"] = strong
+    parts["score"] = score
+    return parts
+
+
+def _weight(index: Index, term: str, doc: int) -> float:
+    p = index.postings.get(term)
+    if p is None:
+        return 0.0
+    i = bisect.bisect_left(p.docs, doc)  # postings are in document order
+    return p.weights[i] if i < len(p.docs) and p.docs[i] == doc else 0.0
