@@ -12,9 +12,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from lemon_skills import schemas
 from lemon_skills.errors import SchemaConversionError
-from lemon_skills.tool import Tool, ToolResult, export_tools
+from lemon_skills.tool import Tool, ToolResult, export_tools, schemas
 from tests.helpers.schema_examples import NoExample, example, shape
 
 DATA = Path(__file__).parent / "data" / "server_tools.jsonl"

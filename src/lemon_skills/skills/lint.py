@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from lemon_skills.errors import ManifestError
 from lemon_skills.skills.manifest import LEMON_FIELDS, SPEC_FIELDS, parse_skill, split_frontmatter
-from lemon_skills.skills.textscan import find_invisible, lookalike_reason
+from lemon_skills.text.chars import find_invisible, lookalike_reason
 
 Severity = Literal["error", "warning"]
 

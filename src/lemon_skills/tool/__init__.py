@@ -18,8 +18,8 @@ from typing import Any, Literal, cast
 import anyio
 import jsonschema
 
-from lemon_skills import schemas
 from lemon_skills.errors import LemonSkillsError, SchemaConversionError, UsageError
+from lemon_skills.tool import schemas
 
 logger = logging.getLogger(__name__)
 
