@@ -128,6 +128,7 @@ def status_cmd(
         for name, s in data["servers"].items()
     ]
     table(["SERVER", "TRANSPORT", "STATE", "TOOLS/RES/PROMPTS", "LAST ERROR"], rows)
+    _print_held(data["servers"])
     if only is not None:
         _print_stderr(data["servers"].get(only, {}))
     _print_issues_dicts(data.get("config_errors", []))
@@ -200,6 +201,8 @@ def tools_cmd(
 ) -> int:
     with _source(cwd) as source:
         report = source.report("tools", server=server, progress=_progress())
+        held = source.status()["servers"]
+    _print_held({k: v for k, v in held.items() if server is None or k == server})
     if fmt is not None:
         _emit_provider_tools(report.rows, "openai-strict" if fmt == "openai" else fmt)
     elif as_json:
@@ -213,6 +216,31 @@ def tools_cmd(
             ],
         )
     return _finish(report, "tools")
+
+
+@mcp.command("approve-changes")
+@click.argument("server")
+@cwd_option
+@json_option
+def approve_changes_cmd(server: str, cwd: Path | None = None, as_json: bool = False) -> None:
+    """Accept SERVER's tools as it lists them now.
+
+    A tool whose name, description or schema changed since it was first seen, or whose
+    description hides instructions, is withheld from the model (`pinning: withhold`, the
+    default) until approved here; `lemon mcp status` lists the tools held and why.
+    """
+    with _source(cwd) as source:
+        held = source.status().get("servers", {}).get(server, {}).get("held_tools", [])
+        changed = source.approve_changes(server)
+    if as_json:
+        emit_json({"server": server, "approved": changed})
+        return
+    reasons = {h["tool"]: h["reason"] for h in held}
+    for name in changed:
+        why = f" ({reasons[name]})" if name in reasons else ""
+        click.echo(f"approved {name}{why}")
+    if not changed:
+        note(f"nothing to approve: every tool of {server!r} matches its pin")
 
 
 @mcp.command("call")
@@ -402,6 +430,18 @@ def _call_progress() -> Callable[[float, float | None, str | None], None] | None
             click.echo("\r\033[K", err=True, nl=False)
 
     return show
+
+
+def _print_held(servers: dict[str, Any]) -> None:
+    """Tools pinning holds back, and how to release them."""
+    for name, s in servers.items():
+        withheld = (s.get("policy") or {}).get("pinning") == "withhold"
+        for held in s.get("held_tools") or []:
+            what = "withheld" if withheld else "changed (pinning: warn, still offered)"
+            warn(
+                f"{name}: tool {held['tool']!r} {what}: {held['reason']}; "
+                f"`lemon mcp approve-changes {name}` accepts it"
+            )
 
 
 def _print_stderr(status: dict[str, Any]) -> None:

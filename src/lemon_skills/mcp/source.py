@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from lemon_skills import settings as settings_mod
 from lemon_skills.approvals import ApprovalStore
-from lemon_skills.errors import McpToolError, UsageError
+from lemon_skills.errors import McpConnectError, McpToolError, UsageError
 from lemon_skills.mcp.catalog.build import ToolSpec
 from lemon_skills.mcp.deadline import OnProgressFn
 from lemon_skills.mcp.factories import oauth_factory
@@ -293,6 +293,17 @@ class McpSource:
         core = self._rt.core
         return core.conflicts(self._dir(cwd)) if core is not None else []
 
+    def approve_changes(self, server: str, cwd: PathArg = None) -> list[str]:
+        """Accept ``server``'s tools as it lists them now (pinning): tools withheld because
+        they changed since pinned, or because their description hides instructions, are
+        offered again. Returns the tools whose pin changed.
+
+        Raises:
+            McpError: ``server`` names no configured server, or it cannot be reached.
+        """
+        where = self._dir(cwd)
+        return self._rt.run(lambda: self._approve_changes(where, server))
+
     def close(self) -> None:
         """Stop every server and release the loop (idempotent)."""
         self._rt.close()
@@ -352,6 +363,17 @@ class McpSource:
         out = self._need_core().status(where)
         out["refresh_interval_ms"] = self.refresh_interval_ms
         return out
+
+    async def _approve_changes(self, where: Path, server: str) -> list[str]:
+        core = self._need_core()
+        require_server(core.view(where).config, server)
+        view = await core.discover(where, force=True, only=(server,))
+        handle = next(h for h in view.handles if h.name == server)
+        if not handle.connected:
+            raise McpConnectError(
+                f"cannot list its tools: {handle.last_error or 'not connected'}", server=server
+            )
+        return core.approve_changes(handle)
 
     async def _specs(self, where: Path) -> list[ToolSpec]:
         core = self._need_core()

@@ -21,7 +21,8 @@ from typing import Any
 import anyio
 from mcp.shared.exceptions import MCPError
 
-from lemon_skills.errors import McpToolError
+from lemon_skills.errors import LemonSkillsError, McpToolError
+from lemon_skills.mcp.catalog import pins
 from lemon_skills.mcp.catalog.build import CatalogEntry, ToolSpec, build
 from lemon_skills.mcp.catalog.filters import prompt_allowed, resource_allowed
 from lemon_skills.mcp.catalog.naming import NameConflict
@@ -83,6 +84,8 @@ class SourceCore:
         # Every name any live view offers -> its spec, newest catalogue winning; the fast path
         # for calls that name no directory.
         self._latest: dict[str, ToolSpec] = {}
+        #: Pinning's verdict on each handle's listing: key -> (listing version, review).
+        self._reviews: dict[str, tuple[int, pins.Review]] = {}
 
     def view(self, cwd: Path) -> View:
         """The (possibly new) view for ``cwd``; reloads config when its sources changed."""
@@ -300,7 +303,13 @@ class SourceCore:
         if versions == view.versions:
             return
         entries = [
-            CatalogEntry(server=h.name, key=h.key, filters=h.config.filters, listing=h.listing)
+            CatalogEntry(
+                server=h.name,
+                key=h.key,
+                filters=h.config.filters,
+                listing=h.listing,
+                withheld=self._withheld(h),
+            )
             for h in view.handles
         ]
         view.specs, view.conflicts = build(entries)
@@ -308,6 +317,35 @@ class SourceCore:
         view.versions = versions
         view.generation = next(_generations)
         self._reindex()
+
+    def review(self, h: ServerHandle) -> pins.Review:
+        """Pinning's verdict on ``h``'s current listing (checked once per listing)."""
+        if h.config.policy.pinning == "off" or not h.listing.tools:
+            return pins.Review()
+        hit = self._reviews.get(h.key)
+        if hit is not None and hit[0] == h.version:
+            return hit[1]
+        try:
+            verdict = pins.review(h.name, h.listing.tools)
+        except LemonSkillsError as exc:  # an unreadable pins file must not hide every server
+            verdict = pins.Review({"*": f"pins unreadable: {exc}"})
+        self._reviews[h.key] = (h.version, verdict)
+        return verdict
+
+    def approve_changes(self, h: ServerHandle) -> list[str]:
+        """Pin ``h``'s tools as listed now and rebuild the catalogues that show them."""
+        changed = pins.approve(h.name, h.listing.tools)
+        self._reviews.pop(h.key, None)
+        for view in self._views.values():
+            if h in view.handles:
+                view.versions = None
+                self._rebuild(view)
+        return changed
+
+    def _withheld(self, h: ServerHandle) -> frozenset[str]:
+        if h.config.policy.pinning != "withhold":
+            return frozenset()
+        return frozenset(self.review(h).held)
 
     def _reindex(self) -> None:
         latest: dict[str, ToolSpec] = {}
@@ -336,6 +374,8 @@ class SourceCore:
                 1 for r in lst.resources if resource_allowed(f, r.uri, r.name)
             ) + sum(1 for t in lst.templates if resource_allowed(f, t.uri_template, t.name))
             snap["prompt_count"] = sum(1 for p in lst.prompts if prompt_allowed(f, p.name))
+            snap["policy"] = h.config.policy.to_dict()
+            snap["held_tools"] = self.review(h).to_list()
             servers[h.name] = snap
         for s in cfg.servers:
             if not s.enabled and s.name:

@@ -19,6 +19,7 @@ from lemon_skills.mcp.catalog.filters import prompt_allowed, resource_allowed, t
 from lemon_skills.mcp.catalog.naming import NameConflict, NameRequest, assign_tool_names
 from lemon_skills.mcp.config.entries import Filters
 from lemon_skills.mcp.handle import Listing
+from lemon_skills.text.descriptions import without_hidden
 
 SpecKind = Literal["tool", "resources_list", "resource_read", "prompts_list", "prompt_get"]
 
@@ -59,6 +60,8 @@ class CatalogEntry:
     key: str
     filters: Filters
     listing: Listing
+    #: Tools held back by pinning (changed since pinned, or a suspicious description).
+    withheld: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,7 +117,7 @@ def build(entries: Sequence[CatalogEntry]) -> tuple[list[ToolSpec], list[NameCon
 def _server_drafts(entry: CatalogEntry) -> list[tuple[NameRequest, ToolSpec]]:
     out: list[tuple[NameRequest, ToolSpec]] = []
     for tool in entry.listing.tools:
-        if not tool_allowed(entry.filters, tool.name):
+        if not tool_allowed(entry.filters, tool.name) or tool.name in entry.withheld:
             continue
         spec = ToolSpec(
             name="",
@@ -122,7 +125,7 @@ def _server_drafts(entry: CatalogEntry) -> list[tuple[NameRequest, ToolSpec]]:
             key=entry.key,
             kind="tool",
             target=tool.name,
-            description=tool.description or "",
+            description=without_hidden(tool.description or ""),
             input_schema=_schema(tool.input_schema),
         )
         out.append((NameRequest(server=entry.server, item=tool.name), spec))
