@@ -29,7 +29,7 @@ from lemon_skills.approvals import ApprovalStore
 from lemon_skills.errors import McpConnectError, McpToolError, UsageError
 from lemon_skills.mcp.catalog.build import ToolSpec
 from lemon_skills.mcp.deadline import OnProgressFn
-from lemon_skills.mcp.factories import oauth_factory
+from lemon_skills.mcp.factories import HostDecision, call_approver, oauth_factory
 from lemon_skills.mcp.factories import sampling_factory as default_sampling
 from lemon_skills.mcp.manager import (
     AuthFactory,
@@ -62,6 +62,10 @@ class McpSource:
         approvals: the approvals store that OAuth logins (``mcp_<server>_oauth``) and
             ``ops_approval`` sampling reviews (``mcp_<server>_sampling``) wait in; default
             the agent dir's.
+        approve_call: the host's decision on a tool call that its server's ``approve`` policy
+            sends for approval: ``approve_call({"server", "tool", "name", "arguments"})``
+            returns True to run it (may be a coroutine function). Without it, such calls wait
+            in ``approvals`` for an operator (``lemon approvals approve ID``).
         auth_factory / sampling_factory / elicitation_factory: per-server ``httpx2.Auth``,
             sampling and elicitation callbacks, replacing the defaults (which build auth from
             an entry's ``oauth`` and sampling from its ``sampling``; see ``factories.py``).
@@ -81,6 +85,7 @@ class McpSource:
         auth_factory: AuthFactory | None = None,
         sampling_factory: SamplingFactory | None = None,
         elicitation_factory: ElicitationFactory | None = None,
+        approve_call: HostDecision | None = None,
     ) -> None:
         settings = settings_mod.settings()
         self._servers = list(servers) if servers is not None else None
@@ -95,6 +100,7 @@ class McpSource:
             or default_sampling(delegate=sampling_delegate, approvals=approvals),
             "elicitation_factory": elicitation_factory,
         }
+        self._approver = call_approver(approvals=approvals, decide=approve_call)
         self._rt = Runtime(self._new_core, factories, self.refresh_interval_ms / 1000)
         self._tools: dict[tuple[Path, int], list[Tool]] = {}
 
@@ -326,6 +332,7 @@ class McpSource:
             include_config=self._include_config,
             disabled=self._disabled,
             cache_ttl_s=self.cache_ttl_ms / 1000,
+            approver=self._approver,
         )
 
     def _need_core(self) -> SourceCore:

@@ -13,7 +13,7 @@ import difflib
 import itertools
 import json
 from collections import OrderedDict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,8 @@ from lemon_skills.mcp.results import (
 )
 from lemon_skills.tool import ToolResult
 
+#: Decides one tool call that needs approval: True, or why not (a sentence).
+Approver = Callable[[dict[str, Any]], Awaitable["bool | str"]]
 #: Catalogue versions, unique across views (tool objects are cached per version).
 _generations = itertools.count(1)
 #: Views kept for this many directories (least recently used dropped first).
@@ -74,8 +76,10 @@ class SourceCore:
         include_config: bool,
         disabled: bool | None,
         cache_ttl_s: float,
+        approver: Approver | None = None,
     ) -> None:
         self.manager = manager
+        self.approver = approver
         self._servers = servers
         self._include_config = include_config
         self._disabled = disabled
@@ -216,6 +220,8 @@ class SourceCore:
             )
         args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
+            if spec.approve:
+                await self._approved(spec, args)
             deadline = self.manager.deadline(h.config, timeout, on_progress=on_progress)
 
             async def call(c: Any) -> Any:
@@ -231,6 +237,22 @@ class SourceCore:
         if spec.kind == "prompts_list":
             return json_result(await self.prompts(h), server=spec.server)
         return await self._prompt(h, spec.server, _text_param(args, "name"), args)
+
+    async def _approved(self, spec: ToolSpec, args: Mapping[str, Any]) -> None:
+        if self.approver is None:
+            raise McpToolError(
+                f"{spec.name} needs approval and no approver is set", server=spec.server
+            )
+        request: dict[str, Any] = {"server": spec.server, "tool": spec.target}
+        request.update(name=spec.name, arguments=dict(args))
+        verdict = await self.approver(request)
+        if verdict is not True:
+            why = verdict if isinstance(verdict, str) else "not approved"
+            raise McpToolError(
+                f"call to {spec.target!r} was not run: {why}",
+                server=spec.server,
+                hint="its server's approve policy asks an operator (`lemon approvals`)",
+            )
 
     async def resources(self, h: ServerHandle) -> list[dict[str, Any]]:
         """The server's resources and templates that pass its filters (live listing)."""
@@ -309,6 +331,7 @@ class SourceCore:
                 filters=h.config.filters,
                 listing=h.listing,
                 withheld=self._withheld(h),
+                policy=h.config.policy,
             )
             for h in view.handles
         ]

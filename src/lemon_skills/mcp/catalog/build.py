@@ -15,9 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lemon_skills.mcp.catalog.filters import prompt_allowed, resource_allowed, tool_allowed
+from lemon_skills.mcp.catalog.filters import (
+    needs_approval,
+    prompt_allowed,
+    resource_allowed,
+    tool_allowed,
+)
 from lemon_skills.mcp.catalog.naming import NameConflict, NameRequest, assign_tool_names
-from lemon_skills.mcp.config.entries import Filters
+from lemon_skills.mcp.config.entries import Filters, ToolPolicy
 from lemon_skills.mcp.handle import Listing
 from lemon_skills.text.descriptions import without_hidden
 
@@ -62,6 +67,7 @@ class CatalogEntry:
     listing: Listing
     #: Tools held back by pinning (changed since pinned, or a suspicious description).
     withheld: frozenset[str] = frozenset()
+    policy: ToolPolicy = field(default_factory=ToolPolicy)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +81,8 @@ class ToolSpec:
     target: str
     description: str
     input_schema: Mapping[str, Any] = field(default_factory=dict)
+    #: A call waits for an operator (the server's ``approve`` policy and the annotations).
+    approve: bool = False
 
     @property
     def label(self) -> str:
@@ -90,6 +98,7 @@ class ToolSpec:
             "kind": self.kind,
             "description": self.description,
             "input_schema": dict(self.input_schema),
+            "needs_approval": self.approve,
         }
 
 
@@ -108,6 +117,7 @@ def build(entries: Sequence[CatalogEntry]) -> tuple[list[ToolSpec], list[NameCon
             target=spec.target,
             description=spec.description,
             input_schema=spec.input_schema,
+            approve=spec.approve,
         )
         for req, spec in drafts
     ]
@@ -127,6 +137,7 @@ def _server_drafts(entry: CatalogEntry) -> list[tuple[NameRequest, ToolSpec]]:
             target=tool.name,
             description=without_hidden(tool.description or ""),
             input_schema=_schema(tool.input_schema),
+            approve=needs_approval(entry.policy.approve_mode(tool.name), tool.annotations),
         )
         out.append((NameRequest(server=entry.server, item=tool.name), spec))
     for kind in _utility_kinds(entry):
