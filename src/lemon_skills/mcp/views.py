@@ -39,6 +39,7 @@ from lemon_skills.mcp.results import (
     template_dict,
     tool_result,
 )
+from lemon_skills.mcp.spill import over_budget, spill
 from lemon_skills.tool import ToolResult
 
 #: Decides one tool call that needs approval: True, or why not (a sentence).
@@ -229,7 +230,9 @@ class SourceCore:
 
             what = f"tool {spec.target!r}"
             result = await self.manager.request(h, call, what=what, deadline=deadline, resend=False)
-            return tool_result(result, server=spec.server, tool=spec.target)
+            out = tool_result(result, server=spec.server, tool=spec.target)
+            budget = h.config.policy.max_result_tokens
+            return spill(out, budget) if over_budget(out, budget) else out
         if spec.kind == "resources_list":
             return json_result(await self.resources(h), server=spec.server)
         if spec.kind == "resource_read":
@@ -292,7 +295,9 @@ class SourceCore:
             return await c.read_resource(uri)
 
         result = await self.manager.request(h, read, what=f"resource {uri!r}")
-        return read_result(result, server=server, uri=uri)
+        out = read_result(result, server=server, uri=uri)
+        budget = h.config.policy.max_result_tokens
+        return spill(out, budget) if over_budget(out, budget) else out
 
     async def _resource_name(self, h: ServerHandle, uri: str) -> str | None:
         for r in h.listing.resources:

@@ -9,8 +9,9 @@ original schema, which validates every call.
 from __future__ import annotations
 
 import inspect
+import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -208,6 +209,20 @@ def _validator(schema: Mapping[str, Any]) -> Any:
         _validators.clear()
     _validators[id(schema)] = (schema, validator)
     return validator
+
+
+#: English prose and JSON average about four characters per token in current tokenizers.
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(value: str | Mapping[str, Any] | Sequence[Any]) -> int:
+    """Estimated model tokens of ``value``: a text, or a JSON value (a tool definition) as
+    compact JSON; rounded up. Every model has its own tokenizer; one fixed ratio is close
+    enough to decide what fits and keeps the numbers comparable wherever they are reported
+    (deferred tool loading, the prompt budget, the CLI)."""
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return -(-len(value) // CHARS_PER_TOKEN)
 
 
 def to_openai(tools: list[Tool], *, strict: bool = False) -> list[dict[str, Any]]:
