@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lemon_skills.skills.registry import default_registry
+from lemon_skills import context
 
 
 @pytest.fixture(autouse=True)
@@ -23,9 +23,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     monkeypatch.setenv("LEMON_AGENT_DIR", str(home / ".lemon" / "agent"))
     # Never let a test reach the developer's real keyring: keyring's own "fail" backend.
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
-    default_registry().refresh()
+    context.reset()  # a fresh default context: no registry, store, source or settings carried over
     yield
-    default_registry().refresh()
+    context.reset()
 
 
 @pytest.fixture

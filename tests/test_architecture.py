@@ -96,7 +96,7 @@ def test_no_import_cycles():
 
 def test_folders_stay_small_and_have_no_prefix_families():
     for folder in [SRC, *(p for p in SRC.rglob("*") if p.is_dir() and p.name != "__pycache__")]:
-        modules = [p.stem for p in folder.glob("*.py") if p.stem != "__init__"]
+        modules = [p.stem for p in folder.glob("*.py") if p.stem not in ("__init__", "__main__")]
         assert len(modules) <= MAX_MODULES_PER_FOLDER, f"{folder.relative_to(SRC)}: {len(modules)}"
         prefixes = [m.split("_")[0] for m in modules if "_" in m.strip("_")]
         families = {p for p in prefixes if prefixes.count(p) > 1}

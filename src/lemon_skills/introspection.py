@@ -9,7 +9,6 @@ version and newer schemas are refused rather than guessed at.
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import sqlite3
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from lemon_skills import _sqlite
+from lemon_skills.context import current
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import agent_dir
 
@@ -270,23 +270,16 @@ def _row(r: tuple[Any, ...]) -> EventRow:
     )
 
 
-_default: IntrospectionStore | None = None
-_default_lock = threading.Lock()
-
-
 def default_store() -> IntrospectionStore:
-    """The store of the current agent dir (re-created when ``LEMON_AGENT_DIR`` changes)."""
-    global _default
-    with _default_lock:
-        path = db_path()
-        if _default is None or _default.path != path:
-            if _default is not None:
-                _default.close()
-            _default = IntrospectionStore(path)
-        return _default
-
-
-@atexit.register
-def _close_default() -> None:
-    if _default is not None:
-        _default.close()
+    """The default context's store for the current agent dir (a new one when
+    ``LEMON_AGENT_DIR`` changes)."""
+    ctx = current()
+    path = db_path()
+    with ctx.lock:
+        store: IntrospectionStore = ctx.service(
+            IntrospectionStore, lambda: IntrospectionStore(path)
+        )
+        if store.path != path:
+            store = IntrospectionStore(path)
+            ctx.put(IntrospectionStore, store)
+        return store

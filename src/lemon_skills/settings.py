@@ -1,4 +1,4 @@
-"""Process-wide settings a host sets in code.
+"""Settings a host sets in code, kept in the default context.
 
 ``configure()`` is the programmatic counterpart of the config files: the host application
 calls it once (``lemon_skills.configure(mcp_servers=[...])``) and every default ``McpSource``
@@ -8,10 +8,12 @@ nothing here touches disk, and importing it never imports the MCP SDK.
 
 from __future__ import annotations
 
-import threading
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+from lemon_skills.context import current
 
 _UNSET: Any = object()
 
@@ -31,13 +33,17 @@ class Settings:
     generation: int = 0
 
 
-_lock = threading.Lock()
-_settings = Settings()
+#: Generations only grow, across contexts too, so a cache keyed on one never sees it again.
+_generations = itertools.count(1)
+
+
+def _fresh() -> Settings:
+    return Settings(generation=next(_generations))
 
 
 def settings() -> Settings:
-    """The current settings."""
-    return _settings
+    """The settings of the context in use."""
+    return current().service(Settings, _fresh)
 
 
 def configure(
@@ -59,7 +65,6 @@ def configure(
     Entries are validated lazily: invalid ones are reported by ``McpSource.status()`` and
     ``lemon_skills.mcp.validate_mcp_servers`` and skipped, never raised here.
     """
-    global _settings
     changes: dict[str, Any] = {}
     if mcp_servers is not _UNSET:
         changes["mcp_servers"] = None if mcp_servers is None else tuple(mcp_servers)
@@ -73,13 +78,13 @@ def configure(
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{key} must be a positive integer")
             changes[key] = value
-    with _lock:
-        _settings = replace(_settings, generation=_settings.generation + 1, **changes)
-        return _settings
+    ctx = current()
+    with ctx.lock:
+        new = replace(settings(), generation=next(_generations), **changes)
+        ctx.put(Settings, new)
+        return new
 
 
 def reset() -> None:
-    """Back to defaults (for tests and embedding hosts that reconfigure from scratch)."""
-    global _settings
-    with _lock:
-        _settings = Settings(generation=_settings.generation + 1)
+    """Back to defaults (for embedding hosts that reconfigure from scratch)."""
+    current().put(Settings, _fresh())

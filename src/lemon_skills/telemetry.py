@@ -10,6 +10,7 @@ A handler that raises is logged and skipped; telemetry never breaks the call tha
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import os
@@ -149,21 +150,21 @@ def emit(name: EventName, metadata: Mapping[str, Any]) -> Event:
     return event
 
 
-_otel: Any = None  # the opentelemetry.trace module, False when unavailable, None before import
+@functools.cache
+def _otel_trace() -> Any:
+    """The ``opentelemetry.trace`` module, or None when it is not installed (looked up once)."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return None
+    return trace
 
 
 def _to_opentelemetry(event: Event) -> None:
-    global _otel
-    if _otel is None:
-        try:
-            from opentelemetry import trace
-        except ImportError:
-            _otel = False
-        else:
-            _otel = trace
-    if _otel is False:
+    trace = _otel_trace()
+    if trace is None:
         return
-    span = _otel.get_current_span()
+    span = trace.get_current_span()
     if not span.is_recording():
         return
     attributes = {

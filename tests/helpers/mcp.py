@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,3 +33,20 @@ def broken(name: str, mode: str, **extra: Any) -> dict[str, Any]:
         "command": sys.executable,
         "args": [str(SERVERS / "broken.py"), mode],
     } | extra
+
+
+def kill_and_wait(pid: int, timeout_s: float = 5.0) -> None:
+    """SIGKILL a server and wait until it is dead (a zombie or gone), so the test sees a
+    server that died while idle, not one dying at the moment of the next request."""
+    os.kill(pid, signal.SIGKILL)
+    stat = Path(f"/proc/{pid}/stat")
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        try:
+            state = stat.read_text().rpartition(")")[2].split()[0]
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            return
+        if state in ("Z", "X"):
+            return
+        time.sleep(0.005)
+    raise TimeoutError(f"process {pid} still alive {timeout_s} s after SIGKILL")

@@ -16,7 +16,7 @@ from lemon_skills import settings
 from lemon_skills.errors import McpToolError
 from lemon_skills.mcp.source import McpSource
 from lemon_skills.tool import ToolContext
-from tests.helpers.mcp import broken, rich, smoke
+from tests.helpers.mcp import broken, kill_and_wait, rich, smoke
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +157,7 @@ def test_a_server_killed_while_idle_is_respawned_before_the_next_call(make_sourc
     source = make_source([rich("a"), rich("b")])
     source.discover_tools()
     pid = int(source.call_tool("mcp_a_pid").text)
-    os.kill(pid, signal.SIGKILL)
+    kill_and_wait(pid)
     assert source.call_tool("mcp_a_echo", {"message": "back"}).text == "echo:back"
     assert int(source.call_tool("mcp_a_pid").text) != pid
     assert source.call_tool("mcp_b_echo", {"message": "x"}).text == "echo:x"

@@ -9,6 +9,7 @@ unchanged. Installed once, when the first session opens.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -18,7 +19,6 @@ _PAYLOAD = re.compile(r"^(SSE message|Sending client message|Received server mes
 _METHOD = re.compile(r"\bmethod='([^']*)'")
 _ID = re.compile(r"\bid=('[^']*'|\d+)")
 _lock = threading.Lock()
-_installed = False
 
 
 class RedactPayloads(logging.Filter):
@@ -40,10 +40,11 @@ class RedactPayloads(logging.Filter):
 
 def install() -> None:
     """Attach the filter to the SDK's transport loggers (idempotent, thread-safe)."""
-    global _installed
     with _lock:
-        if _installed:
-            return
-        for name in TRANSPORT_LOGGERS:
-            logging.getLogger(name).addFilter(RedactPayloads())
-        _installed = True
+        _install_once()
+
+
+@functools.cache
+def _install_once() -> None:
+    for name in TRANSPORT_LOGGERS:
+        logging.getLogger(name).addFilter(RedactPayloads())

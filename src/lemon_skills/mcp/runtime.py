@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import functools
 import threading
 import weakref
 from collections.abc import Callable, Coroutine
@@ -163,15 +164,16 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
 
 
 _open: weakref.WeakSet[Runtime] = weakref.WeakSet()
-_exit_hook_installed = False
 
 
 def _register_exit(runtime: Runtime) -> None:
-    global _exit_hook_installed
     _open.add(runtime)
-    if not _exit_hook_installed:
-        atexit.register(_close_all)
-        _exit_hook_installed = True
+    _install_exit_hook()
+
+
+@functools.cache
+def _install_exit_hook() -> None:
+    atexit.register(_close_all)
 
 
 def _close_all() -> None:

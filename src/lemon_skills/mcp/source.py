@@ -18,7 +18,6 @@ project server's tool stays callable whatever directory the call comes from.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -26,6 +25,7 @@ from typing import Any, NamedTuple
 
 from lemon_skills import settings as settings_mod
 from lemon_skills.approvals import ApprovalStore
+from lemon_skills.context import current
 from lemon_skills.errors import McpConnectError, McpToolError, UsageError
 from lemon_skills.mcp.catalog.build import ToolSpec
 from lemon_skills.mcp.deadline import OnProgressFn
@@ -434,23 +434,11 @@ class _CallOptions(NamedTuple):
     on_progress: OnProgressFn | None
 
 
-_default: McpSource | None = None
-_default_lock = threading.Lock()
-
-
 def default_source() -> McpSource:
-    """The process-wide source (config from ``configure()``, env and files), created lazily."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = McpSource()
-        return _default
+    """The default context's source (config from ``configure()``, env and files)."""
+    return current().service(McpSource, McpSource)
 
 
 def reset_default_source() -> None:
-    """Close the process-wide source; the next ``default_source()`` starts afresh."""
-    global _default
-    with _default_lock:
-        source, _default = _default, None
-    if source is not None:
-        source.close()
+    """Close the default context's source; the next ``default_source()`` starts afresh."""
+    current().discard(McpSource)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lemon_skills._gc import gc_paused
+from lemon_skills.context import current
 from lemon_skills.errors import SkillNotFound
 from lemon_skills.paths import (
     PathArg,
@@ -255,17 +256,9 @@ def _reusable(loaded: Loaded, cand: Candidate) -> Loaded | None:
     return None
 
 
-_default: Registry | None = None
-_default_lock = threading.Lock()
-
-
 def default_registry() -> Registry:
-    """The process-wide registry the facade functions use."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = Registry()
-        return _default
+    """The registry of the default context (the one the facade functions use)."""
+    return current().service(Registry, Registry)
 
 
 def view(cwd: PathArg = None, *, refresh: bool = False) -> View:

@@ -1,9 +1,9 @@
-"""A fixture server with more to offer than the smoke fixture (SDK server API, stdio).
+"""The smoke fixture server with more to offer (SDK server API, stdio).
 
-Tools: echo, fail, pid, image, structured, embedded, link, getenv, cwd, sleep, ask
-(sampling); resources fixture://status
-("Status") and fixture://secret ("Secret"); prompts brief and other. ``--garbage N`` first writes
-N lines that are not JSON-RPC to stdout; ``--name`` sets the server name.
+On top of the smoke fixture's echo, fail, fixture://status ("Status") and brief: tools pid,
+image, structured, embedded, link, getenv, cwd, sleep, ask (sampling); the resource
+fixture://secret ("Secret"); the prompt other. ``--garbage N`` first writes N lines that are not
+JSON-RPC to stdout; ``--name`` sets the server name.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from mcp.types import (
     TextResourceContents,
 )
 
+from lemon_skills.selftest.fixtures import server as fixture_server
+
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
 
 
@@ -37,19 +39,7 @@ def _ask_model(question: str) -> Sample:
 
 
 def build(name: str = "Rich Fixture") -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(name=name, version="2.0.0", log_level="WARNING")
-
-    @server.tool()
-    def echo(message: str) -> str:
-        """Echo a message back."""
-        return f"echo:{message}"
-
-    @server.tool()
-    def fail() -> CallToolResult:
-        """Always fail."""
-        return CallToolResult(
-            content=[TextContent(type="text", text="planned failure")], is_error=True
-        )
+    server = fixture_server.build(name=name, version="2.0.0")
 
     @server.tool()
     def pid() -> int:
@@ -101,17 +91,9 @@ def build(name: str = "Rich Fixture") -> MCPServer[Any]:
         text = getattr(answer.content, "text", "")
         return f"model said: {text}"
 
-    @server.resource("fixture://status", name="Status", mime_type="text/plain")
-    def status() -> str:
-        return "status:ok"
-
     @server.resource("fixture://secret", name="Secret", mime_type="text/plain")
     def secret() -> str:
         return "secret:42"
-
-    @server.prompt(name="brief", description="Write a brief")
-    def brief(topic: str = "things") -> str:
-        return f"Write a brief about {topic}."
 
     @server.prompt(name="other", description="Another prompt")
     def other() -> str:

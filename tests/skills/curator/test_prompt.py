@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from lemon_skills.skills.curator.plan import SkillRow, plan_curation
+from lemon_skills.skills.curator.plan import plan_curation
 from lemon_skills.skills.curator.prompt import review_prompt
 from lemon_skills.skills.curator.report import render_markdown, run_document, run_id_for, run_order
+from lemon_skills.skills.usage.report import ReportRow
 from lemon_skills.skills.usage.store import iso
 from tests.helpers.curator import NOW, days_ago
 
 
-def candidates() -> tuple[SkillRow, ...]:
+def candidates() -> tuple[ReportRow, ...]:
     records = {
         "mid": {
             "created_by": "agent",

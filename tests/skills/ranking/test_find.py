@@ -195,7 +195,6 @@ def test_semantic_without_the_extra_installed_is_a_clear_error(
 ):
     _corpus(project_skills)
     monkeypatch.setattr(semantic, "MODEL_PACKAGE", "lemon_skills_no_such_model")
-    monkeypatch.setattr(semantic, "_encoder", None)
     with pytest.raises(ConfigError) as err:
         lemon_skills.find_relevant("deploy", cwd=project, semantic=True)
     assert "pip install" in (err.value.hint or "")

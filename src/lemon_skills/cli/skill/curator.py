@@ -178,7 +178,8 @@ def _skills_table(st: api.CuratorStatus) -> None:
             [
                 r.name,
                 ", ".join(
-                    colour(m, "stale" if "candidate" in m else m) for m in r.markers().split(",")
+                    colour(m, "stale" if "candidate" in m else m)
+                    for m in r.review_markers().split(",")
                 ),
                 str(r.load_count),
                 str(r.write_count),

@@ -10,10 +10,11 @@ from typing import Any
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import Scope
 from lemon_skills.skills.curator import run as curator_run
-from lemon_skills.skills.curator.plan import Hold, SkillRow, Thresholds, Transition
+from lemon_skills.skills.curator.plan import Hold, Thresholds, Transition
 from lemon_skills.skills.curator.rollback import RollbackResult, RunInfo, rollback, runs
 from lemon_skills.skills.curator.run import RunResult, run, scope_cwd
 from lemon_skills.skills.curator.state import CuratorState, load_state, update_state
+from lemon_skills.skills.usage.report import ReportRow
 from lemon_skills.skills.usage.store import ClockFn, iso, parse_time, utc_now
 
 __all__ = [
@@ -34,7 +35,7 @@ class CuratorStatus:
     scope: Scope
     state: CuratorState
     next_pass_at: str | None
-    rows: tuple[SkillRow, ...]
+    rows: tuple[ReportRow, ...]
     runs: tuple[RunInfo, ...]
     pending: tuple[Transition, ...]
     held: tuple[Hold, ...]

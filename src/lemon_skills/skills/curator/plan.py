@@ -23,23 +23,19 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 from lemon_skills.errors import ConfigError
+from lemon_skills.skills.usage.report import ReportRow, usage_rows
 from lemon_skills.skills.usage.store import (
     DEFAULT_ARCHIVE_DAYS,
     DEFAULT_STALE_DAYS,
     Record,
-    as_count,
-    as_text,
     days_since,
     iso,
-    last_activity,
     normalise,
-    parse_time,
 )
 
 DEFAULT_GRACE_DAYS: Final = 30
 CURATOR_ACTOR: Final = "curator"
 HoldReason = Literal["grace", "archive_limit", "missing", "no_activity"]
-_REVIEWABLE: Final = ("active", "stale")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,43 +65,6 @@ class Thresholds:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {f: getattr(self, f) for f in self.__dataclass_fields__}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SkillRow:
-    """What the curator knows about one skill from its usage record."""
-
-    name: str
-    lifecycle_state: str
-    pinned: bool
-    agent_authored: bool
-    load_count: int
-    write_count: int
-    created_at: str | None
-    last_loaded_at: str | None
-    last_write_at: str | None
-    last_activity_at: str | None
-    idle_days: int | None
-    stale_candidate: bool
-    archive_candidate: bool
-
-    @property
-    def never_used(self) -> bool:
-        """True when the skill was never loaded."""
-        return self.load_count == 0 and parse_time(self.last_loaded_at) is None
-
-    def markers(self) -> str:
-        """``state[,stale-candidate][,archive-candidate]`` as the review prompt lists it."""
-        out = [self.lifecycle_state]
-        if self.stale_candidate:
-            out.append("stale-candidate")
-        if self.archive_candidate:
-            out.append("archive-candidate")
-        return ",".join(out)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (the usage report's keys)."""
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
@@ -159,8 +118,8 @@ class Plan:
     checked: int
     transitions: tuple[Transition, ...] = ()
     held: tuple[Hold, ...] = ()
-    candidates: tuple[SkillRow, ...] = ()
-    rows: tuple[SkillRow, ...] = ()
+    candidates: tuple[ReportRow, ...] = ()
+    rows: tuple[ReportRow, ...] = ()
 
     def names(self, to_state: str) -> list[str]:
         """Sorted names of the transitions into ``to_state``."""
@@ -193,10 +152,14 @@ class Plan:
 
 def skill_rows(
     records: Mapping[str, Mapping[str, Any]], *, now: datetime, thresholds: Thresholds
-) -> list[SkillRow]:
-    """One row per record, sorted: archive candidates, stale candidates, then by name."""
-    rows = [_row(name, normalise(rec), now, thresholds) for name, rec in records.items()]
-    return sorted(rows, key=lambda r: (not r.archive_candidate, not r.stale_candidate, r.name))
+) -> list[ReportRow]:
+    """The usage rows at the curator's thresholds."""
+    return usage_rows(
+        records,
+        now=now,
+        stale_after_days=thresholds.stale_after_days,
+        archive_after_days=thresholds.archive_after_days,
+    )
 
 
 def plan_curation(
@@ -219,11 +182,7 @@ def plan_curation(
     moves, limited = _cap_archives(moves, {r.name: r for r in rows}, th)
     transitions = tuple(sorted(moves, key=lambda t: t.name))
     after = apply_plan(records, transitions, now)
-    candidates = [
-        r
-        for r in skill_rows(after, now=now, thresholds=th)
-        if r.agent_authored and not r.pinned and r.lifecycle_state in _REVIEWABLE
-    ]
+    candidates = [r for r in skill_rows(after, now=now, thresholds=th) if r.reviewable]
     return Plan(
         now=now,
         thresholds=th,
@@ -258,13 +217,13 @@ def apply_plan(
 
 
 def _decide(
-    row: SkillRow,
+    row: ReportRow,
     rec: Record,
     now: datetime,
     th: Thresholds,
     present: Collection[str] | None,
 ) -> Transition | Hold | None:
-    if row.pinned or row.lifecycle_state not in _REVIEWABLE:
+    if not row.reviewable:
         return None
     idle = row.idle_days
     if idle is None:
@@ -288,7 +247,7 @@ def _decide(
 
 
 def _archive_or_stage(
-    row: SkillRow, rec: Record, now: datetime, th: Thresholds
+    row: ReportRow, rec: Record, now: datetime, th: Thresholds
 ) -> Transition | Hold:
     idle = row.idle_days
     if not row.never_used:
@@ -306,7 +265,7 @@ def _archive_or_stage(
 
 
 def _cap_archives(
-    moves: list[Transition], rows: Mapping[str, SkillRow], th: Thresholds
+    moves: list[Transition], rows: Mapping[str, ReportRow], th: Thresholds
 ) -> tuple[list[Transition], list[Hold]]:
     archives = [t for t in moves if t.to_state == "archived"]
     if th.max_archives is None or len(archives) <= th.max_archives:
@@ -324,7 +283,7 @@ def _cap_archives(
     return kept, held
 
 
-def _move(row: SkillRow, to_state: str, reason: str) -> Transition:
+def _move(row: ReportRow, to_state: str, reason: str) -> Transition:
     return Transition(
         name=row.name,
         from_state=row.lifecycle_state,
@@ -334,27 +293,5 @@ def _move(row: SkillRow, to_state: str, reason: str) -> Transition:
     )
 
 
-def _hold(row: SkillRow, reason: HoldReason, detail: str) -> Hold:
+def _hold(row: ReportRow, reason: HoldReason, detail: str) -> Hold:
     return Hold(name=row.name, state=row.lifecycle_state, reason=reason, detail=detail)
-
-
-def _row(name: str, rec: Record, now: datetime, th: Thresholds) -> SkillRow:
-    activity = last_activity(rec)
-    idle = days_since(activity, now)
-    authored = rec.get("created_by") == "agent"
-    eligible = authored and not rec["pinned"] and rec["lifecycle_state"] in _REVIEWABLE
-    return SkillRow(
-        name=name,
-        lifecycle_state=rec["lifecycle_state"],
-        pinned=rec["pinned"],
-        agent_authored=authored,
-        load_count=as_count(rec.get("load_count")),
-        write_count=as_count(rec.get("write_count")),
-        created_at=as_text(rec.get("created_at")),
-        last_loaded_at=as_text(rec.get("last_loaded_at")),
-        last_write_at=as_text(rec.get("last_write_at")),
-        last_activity_at=activity,
-        idle_days=idle,
-        stale_candidate=eligible and idle is not None and idle >= th.stale_after_days,
-        archive_candidate=eligible and idle is not None and idle >= th.archive_after_days,
-    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from lemon_skills.skills.curator.plan import SkillRow
+from lemon_skills.skills.usage.report import ReportRow
 
 #: The tools a background review may use: read and manage skills, consult memory. Nothing else.
 LEARNING_TOOLS: Final = ("read_skill", "skill_manage", "search_memory", "memory_topic")
@@ -40,7 +40,7 @@ archived. End with a short summary: clusters found, skills patched, files added,
 archived, new umbrella skills, and clusters left alone and why."""
 
 
-def review_prompt(scope: str, candidates: Iterable[SkillRow]) -> str:
+def review_prompt(scope: str, candidates: Iterable[ReportRow]) -> str:
     """The full prompt: instructions, scope and one line per candidate skill."""
     lines = [candidate_line(r) for r in candidates]
     body = (
@@ -49,10 +49,10 @@ def review_prompt(scope: str, candidates: Iterable[SkillRow]) -> str:
     return f"{REVIEW_PROMPT}\n\nScope: {scope}\n\nCandidates:\n{body}"
 
 
-def candidate_line(row: SkillRow) -> str:
+def candidate_line(row: ReportRow) -> str:
     """``- name state=.. loads=N writes=N idle_days=N|unknown last_activity=..|never``."""
     idle = "unknown" if row.idle_days is None else str(row.idle_days)
     return (
-        f"- {row.name} state={row.markers()} loads={row.load_count} writes={row.write_count} "
-        f"idle_days={idle} last_activity={row.last_activity_at or 'never'}"
+        f"- {row.name} state={row.review_markers()} loads={row.load_count} "
+        f"writes={row.write_count} idle_days={idle} last_activity={row.last_activity_at or 'never'}"
     )

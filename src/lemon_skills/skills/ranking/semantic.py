@@ -18,11 +18,11 @@ import importlib
 import math
 import os
 import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lemon_skills.context import current
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import agent_dir
 from lemon_skills.search import tokens as text
@@ -36,8 +36,6 @@ INSTALL_HINT = (
 MAX_TOKENS = 256
 _LAYERS = 6
 _HEADS = 12
-_lock = threading.Lock()
-_encoder: Encoder | None = None
 
 
 def requested(flag: bool | None = None) -> bool:
@@ -146,22 +144,22 @@ class Encoder:
 
 
 def encoder() -> Encoder:
-    """The process-wide encoder, loaded on first use.
+    """The default context's encoder, loaded on first use.
 
     Raises:
         ConfigError: numpy, tokenizers, safetensors or the model package is missing.
     """
-    global _encoder
-    with _lock:
-        if _encoder is None:
-            try:
-                pkg: Any = importlib.import_module(MODEL_PACKAGE)
-                _encoder = Encoder(Path(pkg.get_model_path()))
-            except (ImportError, OSError) as exc:
-                raise ConfigError(
-                    f"semantic ranking needs the optional model ({exc})", hint=INSTALL_HINT
-                ) from exc
-        return _encoder
+    return current().service(Encoder, _load_encoder)
+
+
+def _load_encoder() -> Encoder:
+    try:
+        pkg: Any = importlib.import_module(MODEL_PACKAGE)
+        return Encoder(Path(pkg.get_model_path()))
+    except (ImportError, OSError) as exc:
+        raise ConfigError(
+            f"semantic ranking needs the optional model ({exc})", hint=INSTALL_HINT
+        ) from exc
 
 
 # --- vector cache ----------------------------------------------------------------------------

@@ -9,12 +9,12 @@ the tool call.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from lemon_skills import telemetry
+from lemon_skills.context import current
 from lemon_skills.errors import LemonSkillsError
 from lemon_skills.telemetry import Event, EventName
 
@@ -32,17 +32,15 @@ OBSERVED: Final = {
 #: Caller ids stored in their own columns rather than in the payload.
 _ID_COLUMNS: Final = ("run_id", "session_key", "session_id", "agent_id")
 
-_ensured = False
-_ensure_lock = threading.Lock()
-
 
 def ensure_bridge() -> None:
-    """Attach the bridge unless it was attached (or detached) before in this process."""
-    global _ensured
-    with _ensure_lock:
-        if not _ensured:
-            telemetry.attach(bridge, handler_id=BRIDGE_ID)
-            _ensured = True
+    """Attach the bridge unless this context attached (or detached) it before."""
+    current().service(BRIDGE_ID, _attach)
+
+
+def _attach() -> bool:
+    telemetry.attach(bridge, handler_id=BRIDGE_ID)
+    return True
 
 
 def emit(name: EventName, metadata: Mapping[str, Any]) -> Event:
@@ -125,14 +123,14 @@ def prompt_metadata(
 
 
 def set_bridge(enabled: bool) -> None:
-    """Turn the usage/introspection bridge on or off for this process."""
-    global _ensured
-    with _ensure_lock:
+    """Turn the usage/introspection bridge on or off for the default context."""
+    ctx = current()
+    with ctx.lock:
         if enabled:
             telemetry.attach(bridge, handler_id=BRIDGE_ID)
         else:
             telemetry.detach(BRIDGE_ID)
-        _ensured = True
+        ctx.put(BRIDGE_ID, enabled)
 
 
 def _str(value: Any) -> str | None:

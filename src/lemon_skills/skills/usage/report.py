@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from lemon_skills.errors import ConfigError
 from lemon_skills.skills.usage.store import (
@@ -22,6 +22,7 @@ from lemon_skills.skills.usage.store import (
     days_since,
     last_activity,
     normalise,
+    parse_time,
     usage_path,
 )
 
@@ -30,9 +31,20 @@ if TYPE_CHECKING:
     from lemon_skills.skills.registry import View
 
 
+#: The lifecycle states the curator moves a skill out of (pinned and archived ones stay put).
+REVIEWABLE_STATES: Final = ("active", "stale")
+
+
+def is_reviewable(*, agent_authored: bool, pinned: bool, state: str) -> bool:
+    """The one rule for which skills the curator reviews and the usage report flags: an
+    agent-authored, unpinned skill that is active or stale."""
+    return agent_authored and not pinned and state in REVIEWABLE_STATES
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReportRow:
-    """One skill in the usage report."""
+    """One skill as its usage record shows it: counts, idle days, candidate flags. The usage
+    report, ``skill_manage report`` and the curator all read these rows."""
 
     name: str
     lifecycle_state: str
@@ -61,6 +73,27 @@ class ReportRow:
             out.append("pinned")
         return out
 
+    def review_markers(self) -> str:
+        """``state[,stale-candidate][,archive-candidate]``, as the curator's review lists it."""
+        out = [self.lifecycle_state]
+        if self.stale_candidate:
+            out.append("stale-candidate")
+        if self.archive_candidate:
+            out.append("archive-candidate")
+        return ",".join(out)
+
+    @property
+    def reviewable(self) -> bool:
+        """See :func:`is_reviewable`."""
+        return is_reviewable(
+            agent_authored=self.agent_authored, pinned=self.pinned, state=self.lifecycle_state
+        )
+
+    @property
+    def never_used(self) -> bool:
+        """True when the skill was never loaded."""
+        return self.load_count == 0 and parse_time(self.last_loaded_at) is None
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
@@ -76,7 +109,21 @@ def build_report(
     """Pure report over records; non-positive thresholds fall back to the defaults."""
     stale = stale_after_days if stale_after_days > 0 else DEFAULT_STALE_DAYS
     archive = archive_after_days if archive_after_days > 0 else DEFAULT_ARCHIVE_DAYS
-    rows = [_row(name, normalise(rec), now, stale, archive) for name, rec in records.items()]
+    return usage_rows(records, now=now, stale_after_days=stale, archive_after_days=archive)
+
+
+def usage_rows(
+    records: Mapping[str, Mapping[str, Any]],
+    *,
+    now: datetime,
+    stale_after_days: int,
+    archive_after_days: int,
+) -> list[ReportRow]:
+    """One row per record, sorted: archive candidates, stale candidates, then by name."""
+    rows = [
+        usage_row(name, normalise(rec), now, stale_after_days, archive_after_days)
+        for name, rec in records.items()
+    ]
     return sorted(rows, key=lambda r: (not r.archive_candidate, not r.stale_candidate, r.name))
 
 
@@ -125,13 +172,15 @@ def lifecycle_reasons(entry: Entry, view: View) -> list[str]:
     return out
 
 
-def _row(name: str, rec: Record, now: datetime, stale: int, archive: int) -> ReportRow:
+def usage_row(name: str, rec: Record, now: datetime, stale: int, archive: int) -> ReportRow:
+    """The row of one normalised record; candidates are reviewable skills idle long enough."""
     activity = last_activity(rec, keep_unparsable=True)
     idle = days_since(activity, now)
     authored = rec.get("created_by") == "agent"
-    eligible = (
-        authored and rec["lifecycle_state"] not in ("pinned", "archived") and idle is not None
+    reviewable = is_reviewable(
+        agent_authored=authored, pinned=rec["pinned"], state=rec["lifecycle_state"]
     )
+    eligible = reviewable and idle is not None
     return ReportRow(
         name=name,
         lifecycle_state=rec["lifecycle_state"],
