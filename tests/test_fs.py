@@ -65,6 +65,7 @@ def _Path(p):  # noqa: N802 - a picklable constructor for the child processes
     return Path(p)
 
 
+@pytest.mark.slow
 def test_concurrent_processes_lose_no_update(tmp_path):
     path = tmp_path / "counter.json"
     ctx = multiprocessing.get_context("spawn")

@@ -9,11 +9,16 @@ nothing here touches disk, and importing it never imports the MCP SDK.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from lemon_skills.context import current
+
+#: The names of the MCP servers configured for a directory (a skill's ``requires.mcp_servers``
+#: is checked against them). Injected, so the skills core never imports the MCP layer.
+McpServerNamesFn = Callable[[Path | None], Collection[str]]
 
 _UNSET: Any = object()
 
@@ -30,6 +35,7 @@ class Settings:
     mcp_disabled: bool = False
     mcp_cache_ttl_ms: int = 300_000
     mcp_refresh_interval_ms: int = 60_000
+    mcp_server_names: McpServerNamesFn | None = None
     generation: int = 0
 
 
@@ -52,6 +58,7 @@ def configure(
     mcp_disabled: bool = _UNSET,
     mcp_cache_ttl_ms: int = _UNSET,
     mcp_refresh_interval_ms: int = _UNSET,
+    mcp_server_names: McpServerNamesFn | None = _UNSET,
 ) -> Settings:
     """Set process-wide options; omitted keywords keep their value.
 
@@ -64,12 +71,16 @@ def configure(
 
     Entries are validated lazily: invalid ones are reported by ``McpSource.status()`` and
     ``lemon_skills.mcp.validate_mcp_servers`` and skipped, never raised here.
+    ``mcp_server_names`` (e.g. ``lemon_skills.mcp.configured_server_names``) lets skill
+    status and prompts check the MCP servers skills require; without it that is not checked.
     """
     changes: dict[str, Any] = {}
     if mcp_servers is not _UNSET:
         changes["mcp_servers"] = None if mcp_servers is None else tuple(mcp_servers)
     if mcp_disabled is not _UNSET:
         changes["mcp_disabled"] = bool(mcp_disabled)
+    if mcp_server_names is not _UNSET:
+        changes["mcp_server_names"] = mcp_server_names
     for key, value in (
         ("mcp_cache_ttl_ms", mcp_cache_ttl_ms),
         ("mcp_refresh_interval_ms", mcp_refresh_interval_ms),
@@ -83,6 +94,12 @@ def configure(
         new = replace(settings(), generation=next(_generations), **changes)
         ctx.put(Settings, new)
         return new
+
+
+def mcp_server_names(cwd: Path | None) -> frozenset[str] | None:
+    """The configured MCP server names for ``cwd``; None when no provider is configured."""
+    fn = settings().mcp_server_names
+    return None if fn is None else frozenset(fn(cwd))
 
 
 def reset() -> None:

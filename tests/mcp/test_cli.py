@@ -58,6 +58,13 @@ def test_tools_json_shape(configured, capsys):
     assert {r["server"] for r in rows} == {"fx"}
 
 
+def test_call_json_uses_mcp_field_names(configured, capsys):
+    code, out, _ = run(capsys, "mcp", "call", "mcp_rich_image", "--json", "--cwd", str(configured))
+    assert code == 0
+    [block] = json.loads(out)["content"]
+    assert block["mimeType"] == "image/png" and "mime_type" not in block
+
+
 def test_call_json_shape_and_exit_codes(configured, capsys):
     args = ("--json", "--cwd", str(configured))
     code, out, _ = run(
@@ -65,9 +72,9 @@ def test_call_json_shape_and_exit_codes(configured, capsys):
     )
     assert code == 0
     data = json.loads(out)
-    assert set(data) == {"is_error", "content", "structured"}
-    assert data["is_error"] is False
-    assert data["structured"] == {"city": "Rome", "celsius": 21}
+    assert set(data) == {"isError", "content", "structuredContent"}
+    assert data["isError"] is False
+    assert data["structuredContent"] == {"city": "Rome", "celsius": 21}
     assert data["content"][0]["type"] == "text"
     code, out, _ = run(capsys, "mcp", "call", "mcp_rich_fail", *args)
     assert code == 1 and json.loads(out)["content"] == [{"type": "text", "text": "planned failure"}]
@@ -111,10 +118,12 @@ def test_resources_and_prompts(configured, capsys):
         capsys, "mcp", "resources", "--server", "rich", "--json", "--cwd", str(configured)
     )
     assert code == 0
-    assert {(r["server"], r["uri"]) for r in json.loads(out)} == {
+    rows = json.loads(out)
+    assert {(r["server"], r["uri"]) for r in rows} == {
         ("rich", "fixture://status"),
         ("rich", "fixture://secret"),
     }
+    assert {r["mimeType"] for r in rows} == {"text/plain"}
     code, out, _ = run(capsys, "mcp", "prompts", "--json", "--cwd", str(configured))
     assert {(p["server"], p["name"]) for p in json.loads(out)} == {
         ("fx", "brief"),
@@ -151,6 +160,7 @@ def test_disabled_mcp_is_reported(configured, capsys, monkeypatch):
     assert code == 0 and data["disabled"] is True and data["servers"] == {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "count"), [("stdio", 17), ("http", 24), ("sse", 14)])
 def test_smoke_proofs_pass_every_check_and_are_written(kind, count, tmp_path, capsys, agent_dir):
     out_file = tmp_path / "proofs" / f"mcp-{kind}-latest.json"
@@ -340,3 +350,38 @@ def test_tools_in_a_providers_format(configured, capsys, fmt, schema_key):
     if fmt == "openai":
         assert echo["function"]["strict"] is True
         assert echo["function"]["parameters"]["additionalProperties"] is False
+
+
+def test_validate_warns_about_what_will_not_work_as_written(tmp_path, capsys):
+    doc = {
+        "mcpServers": {
+            "npx": {"command": "npx -y some-pkg"},
+            "typo": {"command": sys.executable, "arg": ["-m", "x"]},
+        }
+    }
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(doc))
+    code, out, _ = run(capsys, "mcp", "validate", str(path), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["errors"] == []
+    assert [(w["name"], w["reason"]) for w in data["warnings"]] == [
+        (
+            "npx",
+            'executable not found: npx -y some-pkg; arguments belong in "args": '
+            '"command": "npx", "args": ["-y", "some-pkg"]',
+        ),
+        ("typo", "unknown key 'arg' (did you mean 'args'?)"),
+    ]
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    code, _, err = run(capsys, "mcp", "validate", str(empty))
+    assert code == 0 and "no MCP servers are configured" in err
+
+
+def test_a_command_with_its_arguments_in_it_fails_with_the_fix(project, capsys):
+    write_config(project, {"mcpServers": {"npx": {"command": "npx -y some-pkg"}}})
+    code, out, _ = run(capsys, "mcp", "status", "--json", "--cwd", str(project))
+    error = json.loads(out)["servers"]["npx"]["last_error"]
+    assert code == 1
+    assert error.startswith("executable not found: npx -y some-pkg")
+    assert '"command": "npx", "args": ["-y", "some-pkg"]' in error

@@ -12,6 +12,9 @@ import pytest
 
 from tests.mcp.oauth_support import ROOT
 
+#: Runs the client as a subprocess per scenario: run by .ci/run (pytest -m slow).
+pytestmark = pytest.mark.slow
+
 
 def run_client(url: str, scenario: str, context: dict[str, str] | None = None):
     env = {**os.environ, "MCP_CONFORMANCE_SCENARIO": scenario}
@@ -87,3 +90,14 @@ def test_every_conformance_client_scenario_passes_or_is_an_expected_failure(tmp_
     assert summary.endswith(", 0 unexpected"), summary
     listed = [line for line in done.stdout.splitlines() if line.startswith(("pass ", "xfail "))]
     assert len(listed) >= 26  # every client scenario of 0.1.x ran
+
+
+def test_help_prints_usage_and_an_option_is_not_taken_for_a_url(capsys):
+    from lemon_skills.mcp.conformance_client import main
+
+    assert main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith(
+        "usage: python -m lemon_skills.mcp.conformance_client"
+    )
+    assert main(["--verbose"]) == 2
+    assert "usage:" in capsys.readouterr().err

@@ -17,14 +17,18 @@ def test_text_and_image_blocks_keep_their_shape():
     out = tool_result(result, server="s", tool="t")
     assert out.text == "see image\n[image: image/png, 3 bytes]"
     assert out.content[1] == {"type": "image", "data": "AAAA", "mime_type": "image/png"}
-    assert call_json(out) == {"is_error": False, "content": list(out.content), "structured": None}
+    assert call_json(out) == {
+        "isError": False,
+        "content": [out.content[0], {"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+        "structuredContent": None,
+    }
 
 
 def test_structured_only_results_become_json_text():
     result = types.CallToolResult(content=[], structured_content={"n": 1}, is_error=True)
     out = tool_result(result, server="s", tool="t")
     assert out.is_error and out.text == '{"n": 1}'
-    assert call_json(out)["structured"] == {"n": 1}
+    assert call_json(out)["structuredContent"] == {"n": 1}
 
 
 def test_blob_resources_are_described_and_kept_as_data():

@@ -205,3 +205,15 @@ def test_a_failed_reauthorization_mid_session_is_reported_precisely(make_stack, 
     status = source.status()["servers"]["secured"]
     assert status["last_error"] == "token endpoint refused: invalid_client"
     assert_no_token(json.dumps(status), stack)
+
+
+def test_a_refused_static_authorization_header_is_named(make_stack, project, source):
+    stack = make_stack()
+    entry = {"url": stack.mcp_url, "headers": {"Authorization": "Bearer expired-token"}}
+    (project / ".lemon").mkdir(exist_ok=True)
+    doc = {"mcpServers": {"secured": entry}}
+    (project / ".lemon" / "mcp.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert source.discover_tools() == []
+    error = source.status()["servers"]["secured"]["last_error"]
+    assert error.startswith("the server refused the Authorization header of its config entry")
+    assert '"headers"' in error and "expired-token" not in error

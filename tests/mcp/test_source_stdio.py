@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
+import logging
 import threading
 from typing import Any
 
@@ -168,8 +167,10 @@ def test_a_server_killed_while_idle_is_respawned_in_async_mode_too():
     async def main() -> tuple[int, int]:
         async with McpSource([rich("a")], include_config=False) as source:
             pid = int((await source.acall_tool("mcp_a_pid")).text)
-            os.kill(pid, signal.SIGKILL)
-            await anyio.sleep(0.2)  # let the manager see the exit (it must not then back off)
+            kill_and_wait(pid)
+            with anyio.fail_after(5):  # the manager sees the exit (and must not then back off)
+                while (await source.astatus())["servers"]["a"]["connected"]:
+                    await anyio.sleep(0.01)
             return pid, int((await source.acall_tool("mcp_a_pid")).text)
 
     before, after = anyio.run(main)
@@ -203,9 +204,11 @@ def test_failing_servers_only_affect_themselves(make_source):
     assert source.call_tool("mcp_good_echo", {"message": "still"}).text == "echo:still"
 
 
-def test_a_few_garbage_lines_before_a_real_server_are_tolerated(make_source):
+def test_a_few_garbage_lines_before_a_real_server_are_tolerated_and_counted(make_source, caplog):
     source = make_source([rich("noisy", "--garbage", "3")])
     assert source.call_tool("mcp_noisy_echo", {"message": "ok"}).text == "echo:ok"
+    assert source.status()["servers"]["noisy"]["bad_stdout_lines"] == 3
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
 
 
 def test_a_down_server_is_not_redialed_before_its_backoff(make_source):

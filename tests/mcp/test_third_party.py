@@ -89,7 +89,7 @@ def test_server_everything_over_stdio(make_source):
     assert source.call_tool("mcp_everything_echo", {"message": "hi"}).text == "Echo: hi"
     assert "5" in source.call_tool("mcp_everything_get_sum", {"a": 2, "b": 3}).text
     resources = json.loads(source.call_tool("mcp_everything_resources_list").text)
-    assert resources and all("uri" in r or "uri_template" in r for r in resources)
+    assert resources and all("uri" in r or "uriTemplate" in r for r in resources)
     uri = next(r["uri"] for r in resources if "uri" in r)
     assert source.call_tool("mcp_everything_resource_read", {"uri": uri}).text
     prompt = json.loads(
@@ -113,3 +113,17 @@ def test_mcp_server_time_over_stdio(make_source):
     assert not result.is_error
     assert json.loads(result.text)["timezone"] == "Europe/London"
     assert source.status()["servers"]["time"]["protocol_version"] == "2026-07-28"
+
+
+def test_server_everything_long_operation_outlives_its_timeout_on_progress(make_source):
+    source = make_source(
+        [{"name": "ev", "command": "node", "args": [everything_js(), "stdio"], "timeout_ms": 2000}]
+    )
+    steps: list[float] = []
+    result = source.call_tool(
+        "mcp_ev_trigger_long_running_operation",
+        {"duration": 3, "steps": 6},
+        on_progress=lambda p, t, m: steps.append(p),
+    )
+    assert not result.is_error and "Duration: 3 seconds" in result.text
+    assert steps == [1, 2, 3, 4, 5, 6]

@@ -50,11 +50,22 @@ def test_description_rules():
     assert "description-length" in rules(f"---\nname: my-skill\ndescription: {too_long}\n---\nb")
 
 
-def test_unknown_fields_error_lemon_fields_warn_or_error_when_strict():
+def test_unknown_fields_are_info_lemon_fields_warn_and_strict_makes_both_errors():
     text = "---\nname: my-skill\ndescription: a b c d\ntags: [x]\nfoo: 1\n---\nb"
-    assert rules(text)["unknown-field"] == "error"
+    assert rules(text)["unknown-field"] == "info"
     assert rules(text)["extension-field"] == "warning"
     assert rules(text, strict=True)["extension-field"] == "error"
+    assert rules(text, strict=True)["unknown-field"] == "error"
+
+
+def test_other_hosts_fields_are_info_and_do_not_fail_the_lint():
+    text = (
+        "---\nname: my-skill\ndescription: a b c d\nargument-hint: [file]\n"
+        "context: fork\nmodel: sonnet\npaths: src/**/*.py\n---\nb"
+    )
+    found = [f for f in lint_text(text, dir_name="my-skill") if f.rule == "unknown-field"]
+    assert {f.severity for f in found} == {"info"} and len(found) == 4
+    assert "other hosts" in found[0].message
 
 
 def test_duplicate_keys_are_errors():

@@ -40,13 +40,14 @@ def test_full_view_has_header_and_raw_skill_md_with_frontmatter(project, project
     r = read_skill.call({"key": "pdf"}, _ctx(project))
     assert not r.is_error
     lines = r.text.split("\n")
-    assert lines[:7] == [
+    assert lines[:8] == [
         "# Skill: pdf",
         "",
         "**Key:** pdf",
         "**Description:** Read PDF files.",
         f"**Source:** Project ({project_skills})",
         f"**Path:** {d}",
+        f"**Base directory:** {d} (relative paths in this skill resolve against it)",
         "**Activation:** active",
     ]
     assert "## Content\n\n---\nname: pdf\ndescription: Read PDF files.\n---" in r.text
@@ -61,7 +62,10 @@ def test_summary_lists_supporting_files_but_no_content(project, project_skills):
     (d / "scripts").mkdir()
     (d / "scripts" / "run.sh").write_text("echo")
     r = read_skill.call({"key": "pdf", "view": "summary"}, _ctx(project))
-    assert "## Files\n\n- references/api.md\n- scripts/run.sh" in r.text
+    # Absolute too, so a reference the skill makes relative to its folder resolves anywhere.
+    api, run = d / "references" / "api.md", d / "scripts" / "run.sh"
+    assert f"## Files\n\n- references/api.md ({api})\n- scripts/run.sh ({run})" in r.text
+    assert api.is_absolute()
     assert "Run pdftotext" not in r.text and "## Content" not in r.text
 
 

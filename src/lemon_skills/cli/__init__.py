@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 import click
@@ -41,6 +42,7 @@ def cli() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (0 ok, 1 error, 2 usage, 3 crash, 130 interrupt)."""
+    _wire_mcp_server_names()
     try:
         rv = cli.main(
             args=list(argv) if argv is not None else None, prog_name="lemon", standalone_mode=False
@@ -62,6 +64,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error("unexpected internal error", f"details were written to {log}; please report them")
         return 3
     return rv if isinstance(rv, int) else 0
+
+
+def _wire_mcp_server_names() -> None:
+    """Let skill status and prompts check ``requires.mcp_servers`` against the MCP config
+    (the skills core cannot import the MCP layer; the MCP code loads only if a skill asks)."""
+    from lemon_skills import settings
+
+    if settings.settings().mcp_server_names is None:
+        settings.configure(mcp_server_names=_mcp_server_names)
+
+
+def _mcp_server_names(cwd: Path | None) -> list[str]:
+    from lemon_skills.mcp.config.resolve import configured_server_names
+
+    return configured_server_names(cwd)
 
 
 def run() -> NoReturn:

@@ -41,6 +41,28 @@ def cwd_option(f: F) -> F:
     return project_option(SKILLS_CWD_HELP)(f)
 
 
+def files_option(f: F) -> F:
+    """``--file PATH`` (repeatable): the files in play, for path-scoped skills and rules."""
+    return click.option(
+        "--file",
+        "files",
+        multiple=True,
+        type=click.Path(path_type=Path),
+        help="A file the agent is working on (repeatable); skills with paths: globs are "
+        "offered only when one matches, Cursor glob rules are attached.",
+    )(f)
+
+
+def agent_option(f: F) -> F:
+    """``--agent NAME``: apply that agent's skill profile from skills.json."""
+    return click.option(
+        "--agent",
+        default=None,
+        metavar="NAME",
+        help="Apply this agent's skill profile (profiles in skills.json).",
+    )(f)
+
+
 def project_option(help_text: str) -> Callable[[F], F]:
     """``--cwd DIR`` with a help text saying what the project directory selects."""
 

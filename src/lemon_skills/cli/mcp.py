@@ -131,6 +131,8 @@ def status_cmd(
     _print_held(data["servers"])
     if only is not None:
         _print_stderr(data["servers"].get(only, {}))
+    for conflict in data.get("conflicts", []):
+        note(f"tool name conflict: {conflict['message']}")
     _print_issues_dicts(data.get("config_errors", []))
     return 1 if report.problems else 0
 
@@ -284,7 +286,7 @@ def resources_cmd(server: str | None = None, cwd: Path | None = None, as_json: b
         [
             [
                 r["server"],
-                r.get("uri") or r.get("uri_template", ""),
+                r.get("uri") or r.get("uriTemplate", ""),
                 r.get("name", ""),
                 _first_line(r.get("description", "")),
             ]
@@ -325,22 +327,45 @@ def prompts_cmd(server: str | None = None, cwd: Path | None = None, as_json: boo
 @cwd_option
 @json_option
 def validate_cmd(file: Path | None = None, cwd: Path | None = None, as_json: bool = False) -> int:
-    """Check FILE (an mcp.json), or every config source of --cwd; exit 1 on any error."""
+    """Check FILE (an mcp.json), or every config source of --cwd; exit 1 on any error.
+
+    Warnings (unknown keys, an executable that cannot be found, a command with its arguments
+    in it, no servers at all) are printed too but do not change the exit status.
+    """
+    from lemon_skills.mcp.config.entries import ConfigIssue
+    from lemon_skills.mcp.config.lint import lint_file, lint_sources
     from lemon_skills.mcp.config.resolve import load, read_document
 
     if file is not None:
         if not file.exists():
             raise click.BadParameter(f"{file} does not exist", param_hint="FILE")
-        _enabled, servers, issues = read_document(file, "file", file.parent.absolute())
+        base = file.parent.absolute()
+        _enabled, servers, issues = read_document(file, "file", base)
+        warnings = lint_file(file, "file", base)
     else:
-        resolved = load(resolve_cwd(cwd))
+        where = resolve_cwd(cwd)
+        resolved = load(where)
         servers, issues = list(resolved.servers), list(resolved.issues)
+        warnings = lint_sources(where)
+        if not servers and not issues and not warnings:
+            warnings = [
+                ConfigIssue(reason="no MCP servers are configured (see `lemon mcp --help`)")
+            ]
     if as_json:
-        emit_json({"valid": [s.name for s in servers], "errors": [i.to_dict() for i in issues]})
+        emit_json(
+            {
+                "valid": [s.name for s in servers],
+                "errors": [i.to_dict() for i in issues],
+                "warnings": [w.to_dict() for w in warnings],
+            }
+        )
     else:
         for s in servers:
             click.echo(f"{colour('ok', 'pass')}     {s.name or s.target} ({s.transport})")
         _print_issues(issues)
+        for w in warnings:
+            place = w.where() if (w.path or w.index is not None) else "config"
+            click.secho(f"warning {place}: {w.reason}", err=True, fg="yellow")
     return 1 if issues else 0
 
 

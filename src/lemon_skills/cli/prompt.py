@@ -6,7 +6,15 @@ from pathlib import Path
 
 import click
 
-from lemon_skills.cli._output import cwd_option, emit_json, json_option, note, warn
+from lemon_skills.cli._output import (
+    agent_option,
+    cwd_option,
+    emit_json,
+    files_option,
+    json_option,
+    note,
+    warn,
+)
 from lemon_skills.skills import api
 from lemon_skills.skills.prompt import DEFAULT_BUDGET
 
@@ -23,10 +31,10 @@ from lemon_skills.skills.prompt import DEFAULT_BUDGET
 )
 @click.option(
     "--budget",
-    default=DEFAULT_BUDGET,
-    show_default=True,
+    default=None,
     type=click.IntRange(200),
-    help="Character budget for the whole block.",
+    help=f"Character budget for the whole block [default: the agent profile's, else "
+    f"{DEFAULT_BUDGET}].",
 )
 @click.option(
     "--metadata-only",
@@ -34,13 +42,17 @@ from lemon_skills.skills.prompt import DEFAULT_BUDGET
     help="Render relevant skills as metadata (the agent loads them with read_skill).",
 )
 @json_option
+@files_option
+@agent_option
 def prompt(
     request: str,
     cwd: Path | None = None,
     max_results: int = 3,
-    budget: int = DEFAULT_BUDGET,
+    budget: int | None = None,
     metadata_only: bool = False,
     as_json: bool = False,
+    files: tuple[Path, ...] = (),
+    agent: str | None = None,
 ) -> None:
     """Print the skills block for REQUEST: relevant skills plus the catalogue.
 
@@ -54,6 +66,8 @@ def prompt(
         max_results=max_results,
         budget=budget,
         mode="metadata" if metadata_only else "content",
+        files=files,
+        agent=agent,
     )
     if as_json:
         emit_json(
@@ -76,7 +90,7 @@ def prompt(
     relevant = ", ".join(rendered.relevant) or "none"
     note(
         f"relevant: {relevant}; {len(rendered.listed)} in catalogue; "
-        f"{len(rendered.text)}/{budget} chars"
+        f"{len(rendered.text)}/{rendered.budget} chars"
     )
     for line in rendered.diagnostics:
         warn(line)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         StdioServer,
     )
     from lemon_skills.mcp.config.parse import validate_servers as validate_mcp_servers
-    from lemon_skills.mcp.config.resolve import ResolvedConfig, load
+    from lemon_skills.mcp.config.resolve import ResolvedConfig, configured_server_names, load
     from lemon_skills.mcp.factories import oauth_factory, sampling_factory
     from lemon_skills.mcp.source import McpSource, default_source, reset_default_source
 
@@ -37,6 +37,7 @@ _LAZY = {
     "sampling_factory": "lemon_skills.mcp.factories",
     "ResolvedConfig": "lemon_skills.mcp.config.resolve",
     "load": "lemon_skills.mcp.config.resolve",
+    "configured_server_names": "lemon_skills.mcp.config.resolve",
     "McpSource": "lemon_skills.mcp.source",
     "default_source": "lemon_skills.mcp.source",
     "reset_default_source": "lemon_skills.mcp.source",

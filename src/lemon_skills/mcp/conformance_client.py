@@ -250,12 +250,20 @@ def run(scenario: str, url: str, context: Mapping[str, Any]) -> None:
         logger.info("%s -> is_error=%s", target, result.is_error)
 
 
+_USAGE = """usage: python -m lemon_skills.mcp.conformance_client SERVER_URL
+
+The client the MCP conformance suite runs against its mock server at SERVER_URL.
+Environment: MCP_CONFORMANCE_SCENARIO (default initialize), MCP_CONFORMANCE_CONTEXT (JSON).
+scripts/conformance.sh runs every client scenario."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args:
-        print("usage: python -m lemon_skills.mcp.conformance_client SERVER_URL", file=sys.stderr)
-        return 2
+    if not args or args[-1].startswith("-"):
+        wanted = bool(args) and args[-1] in ("-h", "--help")
+        print(_USAGE, file=sys.stdout if wanted else sys.stderr)
+        return 0 if wanted else 2
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "initialize")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")

@@ -14,11 +14,9 @@ from __future__ import annotations
 import math
 import os
 import re
-import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -36,6 +34,7 @@ from lemon_skills import __version__
 from lemon_skills.errors import McpConnectError, McpError
 from lemon_skills.mcp import logs
 from lemon_skills.mcp.config.entries import HttpServer, ServerConfig, SseServer, StdioServer
+from lemon_skills.mcp.config.lint import command_hint, executable_found
 from lemon_skills.mcp.errlog import StderrLog, StderrPipe, close_quietly, log_path
 
 #: How long an event stream (legacy SSE, Streamable HTTP GET) may stay silent. Long on purpose:
@@ -257,16 +256,14 @@ def stdio_parameters(config: StdioServer, env: Mapping[str, str]) -> StdioServer
     child_env = {k: expand(v, env) for k, v in config.env.items()}
     cwd = config.effective_cwd()
     path = (get_default_environment() | child_env).get("PATH")
-    if os.sep in command:
-        exe = Path(command) if Path(command).is_absolute() or cwd is None else cwd / command
-        found = exe.is_file() and os.access(exe, os.X_OK)
-    else:
-        found = shutil.which(command, path=path) is not None
-    if not found:
+    if not executable_found(command, cwd, path):
+        split = command_hint(command)
         raise McpConnectError(
-            f"executable not found: {command}",
+            f"executable not found: {command}" + (f"; {split}" if split else ""),
             server=config.name,
-            hint='install it or fix "command" in the MCP config (it must be on PATH)',
+            hint=None
+            if split
+            else 'install it or fix "command" in the MCP config (it must be on PATH)',
         )
     if cwd is not None and not cwd.is_dir():
         raise McpConnectError(f"working directory does not exist: {cwd}", server=config.name)

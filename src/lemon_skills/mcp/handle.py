@@ -129,6 +129,7 @@ class ServerHandle:
         }
         if self.probe is not None and self.probe.pipe is not None:
             out["stderr_tail"] = self.probe.stderr.tail(STATUS_STDERR_LINES)
+            out["bad_stdout_lines"] = self.probe.protocol_errors
         oauth = auth_status(self.auth)
         if oauth is not None:
             out["oauth"] = oauth

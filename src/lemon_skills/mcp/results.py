@@ -55,37 +55,59 @@ def tool_result(result: types.CallToolResult, *, server: str, tool: str) -> Tool
 
 
 def call_json(result: ToolResult) -> dict[str, Any]:
-    """``{"is_error", "content", "structured"}`` as ``lemon mcp call --json`` prints it."""
+    """``{"isError", "content", "structuredContent"}``: a ``CallToolResult`` in MCP's own
+    field names, as ``lemon mcp call --json`` prints it."""
     content = list(result.content) or [{"type": "text", "text": result.text}]
     return {
-        "is_error": result.is_error,
-        "content": content,
-        "structured": result.details.get("structured"),
+        "isError": result.is_error,
+        "content": [wire_names(b) for b in content],
+        "structuredContent": result.details.get("structured"),
     }
 
 
+def wire_names(data: Any) -> Any:
+    """A block dict with MCP's field names (``mimeType``, ``lastModified``, ``_meta``);
+    ``_meta`` values are left as they are."""
+    if isinstance(data, list):
+        return [wire_names(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = _WIRE_NAMES.get(str(key), str(key))
+        out[name] = value if name == "_meta" else wire_names(value)
+    return out
+
+
+_WIRE_NAMES: dict[str, str] = {
+    "mime_type": "mimeType",
+    "last_modified": "lastModified",
+    "meta": "_meta",
+}
+
+
 def resource_dict(r: types.Resource) -> dict[str, Any]:
-    """A listed resource."""
+    """A listed resource, in MCP's field names."""
     return _drop_none(
         {
             "uri": r.uri,
             "name": r.name,
             "title": r.title,
             "description": r.description or None,
-            "mime_type": r.mime_type,
+            "mimeType": r.mime_type,
         }
     )
 
 
 def template_dict(t: types.ResourceTemplate) -> dict[str, Any]:
-    """A listed resource template."""
+    """A listed resource template, in MCP's field names."""
     return _drop_none(
         {
-            "uri_template": t.uri_template,
+            "uriTemplate": t.uri_template,
             "name": t.name,
             "title": t.title,
             "description": t.description or None,
-            "mime_type": t.mime_type,
+            "mimeType": t.mime_type,
         }
     )
 

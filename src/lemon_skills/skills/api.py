@@ -7,13 +7,14 @@ directory, as in the design document).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import PathArg, Scope, explicit_scope, resolve_cwd
 from lemon_skills.search import metrics as evaluation
+from lemon_skills.settings import mcp_server_names
 from lemon_skills.skills import discovery, enablement
 from lemon_skills.skills import prompt as prompt_mod
 from lemon_skills.skills.install import lockfile
@@ -23,17 +24,32 @@ from lemon_skills.skills.ranking import semantic as semantic_mod
 from lemon_skills.skills.ranking import snapshot as index_cache
 from lemon_skills.skills.readiness import SkillStatus, evaluate, not_found
 from lemon_skills.skills.registry import View, default_registry, require, view
+from lemon_skills.skills.selection import activation, profiles
+from lemon_skills.skills.selection.profiles import Profile
 from lemon_skills.skills.usage import observe
 
 
-def list_skills(*, cwd: PathArg = None, refresh: bool = False) -> list[Entry]:
-    """Every visible skill, sorted by key, disabled ones included (``enabled=False``)."""
-    return list(view(cwd, refresh=refresh).entries)
+def list_skills(
+    *, cwd: PathArg = None, refresh: bool = False, agent: str | None = None
+) -> list[Entry]:
+    """Every visible skill, sorted by key, disabled ones included (``enabled=False``);
+    with ``agent``, only those inside its skill profile.
+
+    Raises:
+        ConfigError: ``agent`` has no profile in skills.json.
+    """
+    v = view(cwd, refresh=refresh)
+    return profiles.keep(v.entries, profiles.select(v.enablement.profiles, agent))
 
 
-def get(key: str, *, cwd: PathArg = None, refresh: bool = False) -> Entry | None:
-    """The visible skill with ``key``, or None."""
-    return view(cwd, refresh=refresh).by_key.get(key)
+def get(
+    key: str, *, cwd: PathArg = None, refresh: bool = False, agent: str | None = None
+) -> Entry | None:
+    """The visible skill with ``key`` (inside ``agent``'s profile, when given), or None."""
+    v = view(cwd, refresh=refresh)
+    profile = profiles.select(v.enablement.profiles, agent)
+    entry = v.by_key.get(key)
+    return entry if entry is not None and (profile is None or profile.admits(key)) else None
 
 
 def diagnostics(*, cwd: PathArg = None) -> list[Diagnostic]:
@@ -48,7 +64,12 @@ def status(key: str, *, cwd: PathArg = None) -> SkillStatus:
     if entry is None:
         return not_found(key)
     return evaluate(
-        entry, enabled_state=v.enablement, env=os.environ, blocked=_audit_blocked(entry, v.cwd)
+        entry,
+        enabled_state=v.enablement,
+        env=os.environ,
+        blocked=_audit_blocked(entry, v.cwd),
+        available=frozenset(e.key for e in v.enabled()),
+        mcp_servers=_server_names(v),
     )
 
 
@@ -132,12 +153,57 @@ def semantic_similarity(v: View) -> semantic_mod.Similarity:
     return sim
 
 
-def _rank(v: View, query: str, limit: int, use_semantic: bool | None) -> list[ranking.Match]:
+def _rank(
+    v: View,
+    query: str,
+    limit: int,
+    use_semantic: bool | None,
+    keep: Callable[[Entry], bool] | None = None,
+) -> list[ranking.Match]:
     index = ranking_index(v)
     similar = None
     if semantic_mod.requested(use_semantic):
         similar = semantic_similarity(v)(query, floor=index.weights.semantic_floor)
-    return ranking.rank(index, query, limit=limit, similar=similar)
+    if keep is None:
+        return ranking.rank(index, query, limit=limit, similar=similar)
+    # Filtered after ranking, so the ranking of what stays is the ranker's own.
+    found = ranking.rank(index, query, limit=len(index.entries), similar=similar)
+    return [m for m in found if keep(m.entry)][:limit]
+
+
+def selection(
+    v: View, *, files: Iterable[str | os.PathLike[str]] | None, agent: str | None
+) -> tuple[Profile | None, activation.InPlay]:
+    """The profile of ``agent`` and the files in play, for one call.
+
+    Raises:
+        ConfigError: ``agent`` has no profile in skills.json.
+    """
+    profile = profiles.select(v.enablement.profiles, agent)
+    return profile, activation.in_play(files, cwd=v.cwd or Path.cwd())
+
+
+def _keep(
+    v: View, profile: Profile | None, play: activation.InPlay
+) -> Callable[[Entry], bool] | None:
+    """What a ranking for this agent and these files may return; None when everything."""
+    if profile is None and not _path_scoped(v):
+        return None
+    return lambda e: (profile is None or profile.admits(e.key)) and play.admits(e)
+
+
+def _path_scoped(v: View) -> bool:
+    scoped = v.memo.get("path_scoped")
+    if scoped is None:
+        scoped = any(e.paths for e in v.enabled())
+        v.memo["path_scoped"] = scoped
+    return bool(scoped)
+
+
+def _boost(found: list[ranking.Match], play: activation.InPlay) -> list[ranking.Match]:
+    """Path-scoped skills a file in play matches go first (each group keeps its order)."""
+    scoped = [m for m in found if m.entry.paths]
+    return [*scoped, *(m for m in found if not m.entry.paths)] if scoped else found
 
 
 def matches(
@@ -147,9 +213,13 @@ def matches(
     max_results: int = 3,
     refresh: bool = False,
     semantic: bool | None = None,
+    files: Iterable[str | os.PathLike[str]] | None = None,
+    agent: str | None = None,
 ) -> list[ranking.Match]:
     """Ranked matches with their score parts (what ``find_relevant`` returns, explained)."""
-    return _rank(view(cwd, refresh=refresh), query, max_results, semantic)
+    v = view(cwd, refresh=refresh)
+    profile, play = selection(v, files=files, agent=agent)
+    return _boost(_rank(v, query, max_results, semantic, _keep(v, profile, play)), play)
 
 
 def find_relevant(
@@ -159,14 +229,26 @@ def find_relevant(
     max_results: int = 3,
     refresh: bool = False,
     semantic: bool | None = None,
+    files: Iterable[str | os.PathLike[str]] | None = None,
+    agent: str | None = None,
 ) -> list[Entry]:
     """Enabled skills relevant to ``query``, best first; ``[]`` when none applies.
 
     Deterministic. An empty query, one made only of stop words, or one no skill is about
     gets ``[]``. On equal scores a project skill comes before a global one. ``semantic``
     (default ``$LEMON_SEMANTIC``) adds embedding similarity; it needs the semantic extra.
+    ``files`` are the files in play: a skill with ``paths`` is offered only when one of them
+    matches, and then ahead of the others. ``agent`` applies that agent's skill profile.
     """
-    found = matches(query, cwd=cwd, max_results=max_results, refresh=refresh, semantic=semantic)
+    found = matches(
+        query,
+        cwd=cwd,
+        max_results=max_results,
+        refresh=refresh,
+        semantic=semantic,
+        files=files,
+        agent=agent,
+    )
     return [m.entry for m in found]
 
 
@@ -213,22 +295,41 @@ def _entries_in(directory: Path) -> list[Entry]:
     return entries
 
 
-def prompt_catalogue(v: View) -> list[Entry]:
-    """Skills the catalogue may show: enabled, model-invocable, active or merely not ready."""
+def prompt_catalogue(
+    v: View, profile: Profile | None = None, play: activation.InPlay | None = None
+) -> list[Entry]:
+    """Skills the catalogue may show: enabled, model-invocable, active or merely not ready,
+    inside ``profile``, with their required skills and MCP servers present, and (for a
+    path-scoped skill) a file in play that matches."""
     blocked = {
         scope: _blocked_keys(scope, v.cwd) if scope == "global" or v.cwd else frozenset()
         for scope in ("global", "project")
     }
+    available = frozenset(e.key for e in v.enabled())
+    servers = _server_names(v)
+    play = play or activation.in_play((), cwd=v.cwd or Path.cwd())
     out = []
     for e in v.enabled():
-        if e.manifest.disable_model_invocation:
+        if e.flag("disable_model_invocation"):
+            continue
+        if (profile is not None and not profile.admits(e.key)) or not play.admits(e):
             continue
         st = evaluate(
-            e, enabled_state=v.enablement, env=os.environ, blocked=e.key in blocked[e.source]
+            e,
+            enabled_state=v.enablement,
+            env=os.environ,
+            blocked=e.key in blocked[e.source],
+            available=available,
+            mcp_servers=servers,
         )
-        if st.activation_state in ("active", "not_ready"):
+        if st.activation_state in ("active", "not_ready") and not st.missing_dependencies:
             out.append(e)
     return out
+
+
+def _server_names(v: View) -> frozenset[str] | None:
+    # Not memoised on the view: the provider may be configured after the view was built.
+    return mcp_server_names(v.cwd)
 
 
 def render_prompt(
@@ -236,27 +337,42 @@ def render_prompt(
     *,
     cwd: PathArg = None,
     max_results: int = 3,
-    budget: int = prompt_mod.DEFAULT_BUDGET,
+    budget: int | None = None,
     mode: prompt_mod.Mode = "content",
     context: Mapping[str, str] | None = None,
+    files: Iterable[str | os.PathLike[str]] | None = None,
+    agent: str | None = None,
 ) -> prompt_mod.RenderedPrompt:
     """The system-prompt block for ``request``: relevant skills and the catalogue.
 
     Only skills that clear the relevance bar on their own are injected; weaker runners-up that
     ``find_relevant`` would still list stay in the catalogue, so their text does not crowd the
-    prompt. Emits ``skill.prompt_render`` with the keys shown (never the request or any skill
-    text); ``context`` adds ``run_id``/``session_key``/``session_id``/``agent_id`` to it.
+    prompt. Before them come, in this order, the skills ``agent``'s profile preloads, rules
+    that always apply, and rules attached to a file in play (``files``). ``budget`` defaults to
+    the profile's, else ``DEFAULT_BUDGET``. Emits ``skill.prompt_render`` with the keys shown
+    (never the request or any skill text); ``context`` adds ``run_id``/``session_key``/
+    ``session_id``/``agent_id`` to it.
+
+    Raises:
+        ConfigError: ``agent`` has no profile in skills.json.
     """
     v = view(cwd)
-    catalogue = prompt_catalogue(v)
+    profile, play = selection(v, files=files, agent=agent)
+    catalogue = prompt_catalogue(v, profile, play)
     allowed = {e.key for e in catalogue}
     weights = ranking_index(v).weights
     use_semantic = semantic_mod.requested(None)
-    relevant = [
+    ranked = [
         m.entry
-        for m in _rank(v, request, max_results, None)
+        for m in _boost(_rank(v, request, max_results, None, _keep(v, profile, play)), play)
         if m.entry.key in allowed and ranking.clears_bar(m, weights, semantic=use_semantic)
     ]
+    preload = [e for e in catalogue if profile is not None and profile.preloads(e.key)]
+    always = [e for e in catalogue if e.flag("always_apply")]
+    attached = [e for e in catalogue if e.flag("attach") and play.matches(e)]
+    relevant = list({e.key: e for e in (*preload, *always, *attached, *ranked)}.values())
+    if budget is None:
+        budget = profile.budget if profile and profile.budget else prompt_mod.DEFAULT_BUDGET
     rendered = prompt_mod.render(relevant, catalogue, budget=budget, mode=mode)
     observe.emit("skill.prompt_render", observe.prompt_metadata(rendered, v.cwd, mode, context))
     return rendered

@@ -27,7 +27,7 @@ from lemon_skills.skills.discovery import Candidate, Loaded
 from lemon_skills.skills.model import Diagnostic, cached_entry
 
 #: Bump whenever parsing, normalisation or the record layout changes.
-PARSER_VERSION = 3
+PARSER_VERSION = 4
 FORMAT_VERSION = 6
 
 
@@ -187,6 +187,7 @@ class Records:
             cand.real,
             sig,
             fields,
+            cand.bundle,
         )
         return Loaded(entry, diags, sig)
 
@@ -208,7 +209,7 @@ def _diagnostics(raw: object, cand: Candidate) -> tuple[Diagnostic, ...] | None:
     if not isinstance(raw, list) or not raw:
         return None
     out = []
-    skill_file = Path(cand.path, "SKILL.md")
+    skill_file = Path(cand.file)
     for item in raw:
         if not (
             isinstance(item, list)

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 Fields = Mapping[str, Any]
 
 _OPT_STR = ("name", "version", "author", "license", "compatibility", "category")
-_STRS = ("tags", "keywords", "platforms", "allowed_tools")
-_REQUIRES = ("bins", "any_bins", "env", "config", "mcp")
+_STRS = ("tags", "keywords", "platforms", "allowed_tools", "paths")
+_FLAGS = ("disable_model_invocation", "attach", "always_apply")
+_REQUIRES = ("bins", "any_bins", "env", "config", "mcp", "skills", "any_skills")
 _FORMATS = ("yaml", "toml", "none")
 #: Nearly every skill has YAML frontmatter, so the compact form leaves that out too.
 _DEFAULT_FORMAT = "yaml"
@@ -53,8 +54,11 @@ def compact(m: Manifest, *, name: str, description: str) -> dict[str, Any]:
     requires = {r: list(v) for r in _REQUIRES if (v := getattr(m.requires, r))}
     if requires:
         out["requires"] = requires
-    if m.disable_model_invocation:
-        out["disable_model_invocation"] = True
+    for f in _FLAGS:
+        if getattr(m, f):
+            out[f] = True
+    if m.extra:
+        out["extra"] = dict(m.extra)
     if m.format != _DEFAULT_FORMAT:
         out["format"] = m.format
     return out
@@ -75,8 +79,10 @@ def is_valid(fields: object) -> bool:
             )
         elif f == "description":
             ok = isinstance(value, str)
-        elif f == "disable_model_invocation":
+        elif f in _FLAGS:
             ok = isinstance(value, bool)
+        elif f == "extra":
+            ok = isinstance(value, dict)
         else:
             ok = f == "format" and value in _FORMATS
         if not ok:
@@ -102,21 +108,22 @@ def listing(fields: Fields) -> tuple[Any, list[str], list[str], Any, list[str]]:
     )
 
 
-def expand(fields: Fields, *, name: str, description: str, skill_dir: Path) -> Manifest:
+def expand(fields: Fields, *, name: str, description: str, skill_file: Path) -> Manifest:
     """The full manifest; ``raw`` and ``metadata`` are read from the SKILL.md when first used."""
     from lemon_skills.skills.manifest import Manifest, Requires
 
     kwargs: dict[str, Any] = {
         f: tuple(v) if isinstance(v, list) else v
         for f, v in fields.items()
-        if f not in ("requires", "name", "description")
+        if f not in ("requires", "name", "description", "extra")
     }
     requires = fields.get("requires") or {}
-    frontmatter = _Frontmatter(skill_dir)
+    frontmatter = _Frontmatter(skill_file)
     return Manifest(
         name=fields.get("name", name),
         description=fields.get("description", description),
         requires=Requires(**{r: tuple(v) for r, v in requires.items()}),
+        extra=fields.get("extra") or {},
         raw=LazyMap(frontmatter.raw),
         metadata=LazyMap(frontmatter.metadata),
         **{"format": _DEFAULT_FORMAT, **kwargs},
@@ -126,10 +133,10 @@ def expand(fields: Fields, *, name: str, description: str, skill_dir: Path) -> M
 class _Frontmatter:
     """Re-parses one SKILL.md's frontmatter on demand (shared by raw and metadata)."""
 
-    __slots__ = ("_dir", "_manifest")
+    __slots__ = ("_file", "_manifest")
 
-    def __init__(self, skill_dir: Path) -> None:
-        self._dir = skill_dir
+    def __init__(self, skill_file: Path) -> None:
+        self._file = skill_file
         self._manifest: Manifest | None = None
 
     def _get(self) -> Manifest:
@@ -137,7 +144,7 @@ class _Frontmatter:
             from lemon_skills.skills.manifest import Manifest, parse_skill
 
             try:
-                text = (self._dir / "SKILL.md").read_text(encoding="utf-8")
+                text = self._file.read_text(encoding="utf-8")
                 self._manifest = parse_skill(text).manifest
             except (OSError, UnicodeDecodeError, ManifestError):
                 self._manifest = Manifest()

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from lemon_skills.errors import ManifestError
 from lemon_skills.paths import is_transient_name
-from lemon_skills.skills.model import Diagnostic, Entry, Source
+from lemon_skills.skills.model import Diagnostic, Entry, SkillBundle, Source
 
 SKILL_FILE = "SKILL.md"
 _BY_NAME = attrgetter("name")
@@ -39,6 +39,10 @@ class Candidate(NamedTuple):
     source: Source
     sig: FileSig
     real: str
+    #: The instructions file: ``<path>/SKILL.md``, or a Cursor rule's ``.mdc``.
+    file: str
+    #: The plugin, extension or rules folder it belongs to, if any.
+    bundle: SkillBundle | None = None
 
 
 class Loaded(NamedTuple):
@@ -79,7 +83,9 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
     except FileNotFoundError:
         return scan
     except OSError as exc:
-        scan.diagnostics.append(_diag(search_dir, f"cannot list: {exc.strerror}", "unreadable"))
+        scan.diagnostics.append(
+            diagnostic(search_dir, f"cannot list: {exc.strerror}", "unreadable")
+        )
         return scan
     # Plain strings on this path: it runs once per skill on every cold start.
     real_dir = os.path.join(os.path.realpath(search_dir), "")
@@ -95,7 +101,7 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
         if not is_dir:
             if child.is_symlink() and not os.path.exists(child.path):
                 reason = "broken symlink"
-                scan.diagnostics.append(_diag(child.path, reason, "broken_symlink", key=name))
+                scan.diagnostics.append(diagnostic(child.path, reason, "broken_symlink", key=name))
             continue
         skill_file = child.path + "/" + SKILL_FILE
         try:
@@ -105,7 +111,9 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
         if st is not None:
             sig = (st.st_mtime_ns, st.st_size, st.st_ino)
             real = os.path.realpath(child.path) if child.is_symlink() else real_dir + name
-            candidates.append(Candidate(name, child.path, search_dir, source, sig, real))
+            candidates.append(
+                Candidate(name, child.path, search_dir, source, sig, real, skill_file)
+            )
             watched[skill_file] = sig
         else:
             # An empty dir may receive its SKILL.md later; its own mtime will tell.
@@ -117,41 +125,45 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
 def _explain_missing(path: Path, key: str) -> list[Diagnostic]:
     if (path / "skill.md").exists():
         return [
-            _diag(path / "skill.md", "named skill.md; rename it to SKILL.md", "misnamed", key=key)
+            diagnostic(
+                path / "skill.md", "named skill.md; rename it to SKILL.md", "misnamed", key=key
+            )
         ]
     return []
 
 
 def load_candidate(candidate: Candidate) -> Loaded:
     """Read and parse one SKILL.md; never raises."""
-    skill_file = Path(candidate.path, SKILL_FILE)
+    skill_file = Path(candidate.file)
     key, sig = candidate.key, candidate.sig
     if sig[1] > MAX_SKILL_BYTES:
         reason = f"SKILL.md is {sig[1]} bytes, over the {MAX_SKILL_BYTES}-byte limit"
-        return Loaded(None, (_diag(skill_file, reason, "too_large", key=key),), sig)
+        return Loaded(None, (diagnostic(skill_file, reason, "too_large", key=key),), sig)
     try:
         raw = skill_file.read_bytes()
         text = raw.decode("utf-8")
     except OSError as exc:
         reason = f"cannot read: {exc.strerror}"
-        return Loaded(None, (_diag(skill_file, reason, "unreadable", key=key),), sig)
+        return Loaded(None, (diagnostic(skill_file, reason, "unreadable", key=key),), sig)
     except UnicodeDecodeError as exc:
         reason = f"not valid UTF-8 (byte {exc.start})"
-        return Loaded(None, (_diag(skill_file, reason, "encoding", key=key),), sig)
+        return Loaded(None, (diagnostic(skill_file, reason, "encoding", key=key),), sig)
     from lemon_skills.skills.manifest import parse_skill
 
     try:
         parsed = parse_skill(text, path=skill_file)
     except ManifestError as exc:
-        return Loaded(None, (_diag(skill_file, exc.reason, "invalid_frontmatter", key=key),), sig)
+        return Loaded(
+            None, (diagnostic(skill_file, exc.reason, "invalid_frontmatter", key=key),), sig
+        )
     diags = [
-        _diag(skill_file, f"{w.field}: {w.message}", "field", key=key, level="warning")
+        diagnostic(skill_file, f"{w.field}: {w.message}", "field", key=key, level="warning")
         for w in parsed.warnings
     ]
     m = parsed.manifest
     if not m.description:
         diags.append(
-            _diag(
+            diagnostic(
                 skill_file,
                 "no description; find_relevant cannot match it",
                 "no_description",
@@ -170,6 +182,7 @@ def load_candidate(candidate: Candidate) -> Loaded:
         search_dir=candidate.search_dir,
         real_path=candidate.real,
         file_sig=candidate.sig,
+        bundle=candidate.bundle,
     )
     return Loaded(entry, tuple(diags), sig)
 
@@ -195,7 +208,7 @@ def merge(ordered: Iterable[Entry]) -> Merged:
         if first is not None:
             if first.key != entry.key:
                 diags.append(
-                    _diag(
+                    diagnostic(
                         entry.path,
                         f"same directory as skill {first.key!r} ({first.path}); loaded once",
                         "duplicate",
@@ -208,16 +221,17 @@ def merge(ordered: Iterable[Entry]) -> Merged:
         if winner is not None:
             shadowed.setdefault(entry.key, []).append(entry)
             reason = f"{entry.source} skill shadowed by {winner.source} skill at {winner.path}"
-            diags.append(_diag(entry.path, reason, "shadowed", key=entry.key, level="warning"))
+            diags.append(diagnostic(entry.path, reason, "shadowed", key=entry.key, level="warning"))
             continue
         by_real[real] = entry
         entries[entry.key] = entry
     return Merged(entries, diags, shadowed)
 
 
-def _diag(
+def diagnostic(
     path: str | Path, reason: str, code: str, *, key: str | None = None, level: str = "error"
 ) -> Diagnostic:
+    """A diagnostic about ``path`` (the form every loader reports problems in)."""
     return Diagnostic(path=Path(path), reason=reason, code=code, key=key, level=level)  # type: ignore[arg-type]
 
 

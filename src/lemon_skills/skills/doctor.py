@@ -11,6 +11,7 @@ from lemon_skills.skills.api import DoctorReport
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.readiness import SkillStatus
 from lemon_skills.skills.registry import View
+from lemon_skills.skills.selection import activation
 from lemon_skills.skills.usage.report import lifecycle_reasons
 
 #: Extra explainers (usage lifecycle, audit...) registered by other modules of the package.
@@ -44,6 +45,8 @@ def _one(key: str, v: View) -> DoctorReport:
     for shadow in v.shadowed.get(key, []):
         reasons.append(f"shadows the {shadow.source} skill at {shadow.path} (this one wins)")
     reasons.extend(f"{d.path}: {d.reason}" for d in problems if d.code != "shadowed")
+    if entry.paths or entry.flag("always_apply"):
+        reasons.append("activates: " + activation.describe(entry))
     if entry.manifest.disable_model_invocation:
         reasons.append(
             "disable-model-invocation is set: never offered to the model, load it explicitly"
@@ -82,6 +85,14 @@ def _status_reasons(st: SkillStatus, v: View, key: str) -> list[str]:
             "missing config (env var or skills.json skills.<key>.config): "
             + ", ".join(st.missing_config)
         )
+    if st.missing_skills:
+        out.append("required skills not available: " + ", ".join(st.missing_skills))
+    if st.missing_any_skills:
+        out.append("needs one of the skills: " + ", ".join(st.missing_any_skills))
+    if st.missing_mcp_servers:
+        out.append("required MCP servers not configured: " + ", ".join(st.missing_mcp_servers))
+    if st.missing_dependencies:
+        out.append("not offered in prompts until its dependencies are there")
     return out
 
 

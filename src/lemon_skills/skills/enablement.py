@@ -14,6 +14,8 @@ from typing import Any
 from lemon_skills import _fs
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import Scope, scope_root
+from lemon_skills.skills.selection import profiles
+from lemon_skills.skills.selection.profiles import Profile
 
 VERSION = 1
 
@@ -36,6 +38,8 @@ class Enablement:
     disabled_project: frozenset[str] = frozenset()
     config: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     errors: tuple[ConfigError, ...] = ()
+    #: Per-agent skill profiles of both scopes, merged (see ``selection.profiles``).
+    profiles: Mapping[str, Profile] = field(default_factory=dict)
 
     def is_disabled(self, key: str) -> bool:
         """True when either scope disables ``key``."""
@@ -71,20 +75,28 @@ def load(global_path: Path, project_path: Path | None) -> Enablement:
     errors: list[ConfigError] = []
     sets: list[frozenset[str]] = []
     config: dict[str, dict[str, Any]] = {}
-    for path in (global_path, project_path):
+    scoped: list[dict[str, Profile]] = [{}, {}]
+    for i, path in enumerate((global_path, project_path)):
         if path is None:
             sets.append(frozenset())
             continue
         try:
-            disabled, skills = parse_state(_fs.read_json(path, default=empty_state), path=path)
+            data = _fs.read_json(path, default=empty_state)
+            disabled, skills = parse_state(data, path=path)
         except ConfigError as exc:
             errors.append(exc)
             disabled, skills = frozenset(), {}
+        else:
+            # A broken profile costs only the profiles: an agent that names one is refused.
+            try:
+                scoped[i] = profiles.parse(data.get("profiles"), path=path)
+            except ConfigError as exc:
+                errors.append(exc)
         sets.append(disabled)
         for key, value in skills.items():
             if isinstance(value, dict):
                 config.setdefault(key, {}).update(value)
-    return Enablement(sets[0], sets[1], config, tuple(errors))
+    return Enablement(sets[0], sets[1], config, tuple(errors), profiles.merge(*scoped))
 
 
 def set_disabled(path: Path, key: str, disabled: bool) -> bool:

@@ -17,10 +17,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lemon_skills.errors import ManifestError
-from lemon_skills.skills.manifest import LEMON_FIELDS, SPEC_FIELDS, parse_skill, split_frontmatter
+from lemon_skills.skills.manifest import (
+    HOST_FIELDS,
+    LEMON_FIELDS,
+    SPEC_FIELDS,
+    parse_skill,
+    split_frontmatter,
+)
 from lemon_skills.text.chars import find_invisible, lookalike_reason
 
-Severity = Literal["error", "warning"]
+Severity = Literal["error", "warning", "info"]
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -268,6 +274,8 @@ def _optional_rules(raw: Any) -> list[Finding]:
 
 
 def _unknown_fields(raw: Any, strict: bool) -> list[Finding]:
+    """Keys beyond the spec. Other hosts' keys (and any other) are kept on the entry, so they
+    are information; only ``strict`` (the spec's own validator) makes them errors."""
     out = []
     for key in raw:
         if key in SPEC_FIELDS:
@@ -282,12 +290,13 @@ def _unknown_fields(raw: Any, strict: bool) -> list[Finding]:
                 )
             )
         else:
+            where = "a field of other hosts" if key in HOST_FIELDS else "not a field lemon uses"
             out.append(
                 Finding(
                     "unknown-field",
-                    "error",
-                    f"unexpected field {key!r}; allowed: "
-                    + ", ".join(sorted(SPEC_FIELDS | LEMON_FIELDS)),
+                    "error" if strict else "info",
+                    f"{key!r} is {where}; kept as written (Entry.extra, --json) and not "
+                    "in the Agent Skills spec",
                 )
             )
     return out

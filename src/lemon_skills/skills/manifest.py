@@ -38,6 +38,26 @@ LEMON_FIELDS = frozenset(
 SPEC_FIELDS = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
 )
+#: Fields of other hosts (Claude Code, Codex, Cursor, Gemini CLI) that skills carry; lint
+#: reports them as information, and the ones lemon does not act on are kept in ``extra``.
+HOST_FIELDS = frozenset(
+    {
+        "paths",
+        "argument-hint",
+        "arguments",
+        "when_to_use",
+        "model",
+        "effort",
+        "context",
+        "agent",
+        "hooks",
+        "shell",
+        "globs",
+        "alwaysApply",
+    }
+)
+#: The frontmatter keys lemon acts on; every other key is preserved in ``Manifest.extra``.
+USED_FIELDS = (SPEC_FIELDS | LEMON_FIELDS | {"paths"}) - {"user-invocable", "homepage"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,7 +68,11 @@ class Requires:
     any_bins: tuple[str, ...] = ()
     env: tuple[str, ...] = ()
     config: tuple[str, ...] = ()
+    #: MCP servers (by configured name) that must be configured (``requires.mcp_servers``).
     mcp: tuple[str, ...] = ()
+    #: Skills that must all be visible and enabled; and skills of which one must be.
+    skills: tuple[str, ...] = ()
+    any_skills: tuple[str, ...] = ()
 
     def merged(self, other: Requires) -> Requires:
         """Union of two requirement sets, order preserved."""
@@ -58,6 +82,8 @@ class Requires:
             env=_union(self.env, other.env),
             config=_union(self.config, other.config),
             mcp=_union(self.mcp, other.mcp),
+            skills=_union(self.skills, other.skills),
+            any_skills=_union(self.any_skills, other.any_skills),
         )
 
 
@@ -78,7 +104,17 @@ class Manifest:
     requires: Requires = field(default_factory=Requires)
     allowed_tools: tuple[str, ...] = ()
     disable_model_invocation: bool = False
+    #: Globs of the files this skill is about (Claude Code ``paths``, Cursor ``globs``).
+    paths: tuple[str, ...] = ()
+    #: Injected whenever a file in play matches ``paths`` (Cursor auto-attached rules), not
+    #: only when the request is about it too.
+    attach: bool = False
+    #: Injected on every request (Cursor ``alwaysApply``, ``.cursorrules``).
+    always_apply: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: Frontmatter keys lemon does not act on (``user-invocable``, ``hooks``, ``model``...),
+    #: kept as written (JSON-safe) so hosts that use them lose nothing.
+    extra: Mapping[str, Any] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict)
     format: Format = "none"
 
@@ -258,7 +294,9 @@ def build_manifest(
         requires=requires,
         allowed_tools=_strings(data.get("allowed-tools"), "allowed-tools", w, sep=" "),
         disable_model_invocation=_flag(data, "disable-model-invocation", w),
+        paths=globs(data.get("paths"), "paths", w),
         metadata=metadata,
+        extra={k: jsonable(v) for k, v in data.items() if k not in USED_FIELDS},
         raw=dict(data),
         format=fmt,
     )
@@ -327,7 +365,8 @@ def _requires(value: Any, key: str, w: list[FieldWarning]) -> Requires:
             FieldWarning(key, f"must be a mapping with bins/env/config, got {value!r}; ignored")
         )
         return Requires()
-    known = {"bins", "any_bins", "anyBins", "env", "config", "mcp"}
+    known = {"bins", "any_bins", "anyBins", "env", "config", "mcp", "mcp_servers"}
+    known |= {"skills", "any_skills"}
     w.extend(
         FieldWarning(f"{key}.{extra}", "unknown requirement kind; ignored")
         for extra in sorted(set(map(str, value)) - known)
@@ -337,8 +376,55 @@ def _requires(value: Any, key: str, w: list[FieldWarning]) -> Requires:
         any_bins=_strings(value.get("any_bins", value.get("anyBins")), f"{key}.any_bins", w),
         env=_strings(value.get("env"), f"{key}.env", w),
         config=_strings(value.get("config"), f"{key}.config", w),
-        mcp=_strings(value.get("mcp"), f"{key}.mcp", w),
+        mcp=_union(
+            _strings(value.get("mcp"), f"{key}.mcp", w),
+            _strings(value.get("mcp_servers"), f"{key}.mcp_servers", w),
+        ),
+        **_skill_deps(value, key, w),
     )
+
+
+def _skill_deps(value: Mapping[str, Any], key: str, w: list[FieldWarning]) -> dict[str, Any]:
+    """``skills: [a, b]`` (all of), ``skills: {all_of: [...], any_of: [...]}``, ``any_skills``."""
+    skills = value.get("skills")
+    any_of = _strings(value.get("any_skills"), f"{key}.any_skills", w)
+    if isinstance(skills, Mapping):
+        unknown = sorted(set(map(str, skills)) - {"all_of", "any_of", "all", "any"})
+        w.extend(
+            FieldWarning(f"{key}.skills.{u}", "expected all_of or any_of; ignored") for u in unknown
+        )
+        all_of = _strings(skills.get("all_of", skills.get("all")), f"{key}.skills.all_of", w)
+        any_of = _union(
+            any_of, _strings(skills.get("any_of", skills.get("any")), f"{key}.skills.any_of", w)
+        )
+        return {"skills": all_of, "any_skills": any_of}
+    return {"skills": _strings(skills, f"{key}.skills", w), "any_skills": any_of}
+
+
+def globs(value: Any, key: str, w: list[FieldWarning]) -> tuple[str, ...]:
+    """Glob patterns from a list, or from one string of comma-separated patterns (a comma
+    inside ``{a,b}`` belongs to the pattern)."""
+    if not isinstance(value, str):
+        return _strings(value, key, w)
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(value):
+        depth += (ch == "{") - (ch == "}")
+        if ch == "," and depth == 0:
+            out.append(value[start:i])
+            start = i + 1
+    out.append(value[start:])
+    return tuple(p.strip() for p in out if p.strip())
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with every non-JSON scalar (dates, timestamps) written as text."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    return str(value)
 
 
 def _platforms(

@@ -15,13 +15,35 @@ if TYPE_CHECKING:
 
 Source = Literal["project", "global"]
 Level = Literal["error", "warning", "info"]
+BundleKind = Literal["claude-plugin", "codex-plugin", "gemini-extension", "cursor-rules"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkillBundle:
+    """The plugin, extension or rules folder a skill came from."""
+
+    kind: BundleKind
+    name: str
+    #: The bundle's root directory (the plugin folder, or the project of a rules folder).
+    root: str
+    #: The marketplace that listed the plugin, when it came through one.
+    marketplace: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "root": self.root,
+            "marketplace": self.marketplace,
+        }
 
 
 def _read_body(path: str) -> str:
     from lemon_skills.skills.manifest import split_frontmatter
 
     try:
-        with open(f"{path}/SKILL.md", encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh:
             return split_frontmatter(fh.read()).body
     except (OSError, UnicodeDecodeError, ValueError):
         return ""
@@ -46,6 +68,10 @@ class Entry:
     real_path: str
     #: (mtime_ns, size, inode) of SKILL.md when loaded; None for entries built in memory.
     file_sig: tuple[int, int, int] | None = field(compare=False)
+    #: The plugin, extension or rules folder the skill came from; None for a plain skill dir.
+    bundle: SkillBundle | None
+    # The instructions file when it is not <path>/SKILL.md (a Cursor rule).
+    _file: str | None
     # The skill dir as text: building a Path per skill costs more than the rest of a cold load.
     _path: str
     _path_obj: Path | None = field(compare=False)
@@ -69,6 +95,8 @@ class Entry:
         real_path: str | None = None,
         file_sig: tuple[int, int, int] | None = None,
         fields: Mapping[str, Any] | None = None,
+        bundle: SkillBundle | None = None,
+        file: str | None = None,
     ) -> None:
         init = object.__setattr__
         text = path if isinstance(path, str) else str(path)
@@ -80,6 +108,8 @@ class Entry:
         init(self, "search_dir", search_dir)
         init(self, "real_path", real_path or os.path.realpath(text))
         init(self, "file_sig", file_sig)
+        init(self, "bundle", bundle)
+        init(self, "_file", file)
         init(self, "_path", text)
         init(self, "_path_obj", None if isinstance(path, str) else path)
         init(self, "_body", body)
@@ -114,7 +144,10 @@ class Entry:
                 m = Manifest()
             else:
                 m = expand(
-                    self._fields, name=self.name, description=self.description, skill_dir=self.path
+                    self._fields,
+                    name=self.name,
+                    description=self.description,
+                    skill_file=self.skill_file,
                 )
             object.__setattr__(self, "_manifest", m)
         return m
@@ -130,32 +163,70 @@ class Entry:
         """The instructions after the frontmatter."""
         b = self._body
         if b is None:
-            b = _read_body(self._path)
+            b = _read_body(self._file or f"{self._path}/SKILL.md")
             object.__setattr__(self, "_body", b)
         return b
 
     @property
     def skill_file(self) -> Path:
-        """The SKILL.md of this skill."""
-        return self.path / "SKILL.md"
+        """The SKILL.md of this skill (for a Cursor rule, its ``.mdc`` file)."""
+        return self.path / "SKILL.md" if self._file is None else Path(self._file)
+
+    @property
+    def extra(self) -> Mapping[str, Any]:
+        """Frontmatter keys lemon does not act on, as written (``hooks``, ``model``...)."""
+        fields = self._fields
+        if self._manifest is None and fields is not None:
+            return fields.get("extra") or {}
+        return self.manifest.extra
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Globs of the files this skill is about (``paths``/``globs``); () when any."""
+        fields = self._fields
+        if self._manifest is None and fields is not None:
+            return tuple(fields.get("paths", ()))
+        return self.manifest.paths
+
+    def flag(self, name: str) -> bool:
+        """A boolean manifest field (``always_apply``, ``attach``, ``disable_model_invocation``)
+        without building the manifest of a cached entry."""
+        fields = self._fields
+        if self._manifest is None and fields is not None:
+            return bool(fields.get(name, False))
+        return bool(getattr(self.manifest, name))
+
+    @property
+    def allowed_tools(self) -> tuple[str, ...]:
+        """Tools the skill asks to have pre-approved while it is in use (``allowed-tools``).
+
+        A request for the host's approval policy, never a sandbox: the skill can still ask
+        for any other tool, which then goes through the usual approval.
+        """
+        return self.manifest.allowed_tools
 
     def content(self) -> str:
         """Read SKILL.md from disk (frontmatter included)."""
         return self.skill_file.read_text(encoding="utf-8")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (no body text)."""
+        """JSON-ready summary (no body text); ``bundle``, ``extra`` and ``allowed_tools`` only
+        when set, as ``skill list --json`` prints this for every skill."""
         fields = self._fields
+        extra: Any = None
+        tools: Any = None
         if self._manifest is None and fields is not None:
             if fields:
                 version, tags, keywords, category, platforms = listing(fields)
+                extra, tools = fields.get("extra"), fields.get("allowed_tools")
             else:  # nearly every skill: inline, as this runs for each one `skill list` prints
                 version, tags, keywords, category, platforms = None, [], [], None, ["any"]
         else:
             m = self.manifest
             version, category = m.version, m.category
             tags, keywords, platforms = list(m.tags), list(m.keywords), list(m.platforms)
-        return {
+            extra, tools = m.extra, m.allowed_tools
+        out = {
             "key": self.key,
             "name": self.name,
             "description": self.description,
@@ -168,6 +239,13 @@ class Entry:
             "category": category,
             "platforms": platforms,
         }
+        if self.bundle is not None:
+            out["bundle"] = self.bundle.to_dict()
+        if extra:
+            out["extra"] = dict(extra)
+        if tools:
+            out["allowed_tools"] = list(tools)
+        return out
 
     def __repr__(self) -> str:
         return (
@@ -189,6 +267,8 @@ def cached_entry(
     real_path: str,
     file_sig: tuple[int, int, int],
     fields: Mapping[str, Any],
+    bundle: SkillBundle | None = None,
+    file: str | None = None,
 ) -> Entry:
     """An entry loaded from the manifest cache (the manifest in compact form, body unread).
 
@@ -207,6 +287,8 @@ def cached_entry(
     e.search_dir = search_dir
     e.real_path = real_path
     e.file_sig = file_sig
+    e.bundle = bundle
+    e._file = file
     e._path = path
     e._path_obj = None
     e._body = None
@@ -228,6 +310,8 @@ class _MutableEntry:
     search_dir: Path | None
     real_path: str
     file_sig: tuple[int, int, int] | None
+    bundle: SkillBundle | None
+    _file: str | None
     _path: str
     _path_obj: Path | None
     _body: str | None

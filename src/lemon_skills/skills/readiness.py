@@ -7,12 +7,15 @@ the facade wires it to the real machine.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from lemon_skills.skills.enablement import Enablement
 from lemon_skills.skills.model import Entry
+
+if TYPE_CHECKING:
+    from lemon_skills.skills.manifest import Requires
 
 ActivationState = Literal["active", "not_ready", "hidden", "platform_incompatible", "blocked"]
 WhichFn = Callable[[str], str | None]
@@ -30,6 +33,11 @@ class SkillStatus:
     missing_any_bins: tuple[str, ...] = ()
     missing_env: tuple[str, ...] = ()
     missing_config: tuple[str, ...] = ()
+    #: Required skills that are not visible and enabled; all of ``requires.any_skills`` when
+    #: none of them is; required MCP servers that are not configured.
+    missing_skills: tuple[str, ...] = ()
+    missing_any_skills: tuple[str, ...] = ()
+    missing_mcp_servers: tuple[str, ...] = ()
     disabled: bool = False
     disabled_in: tuple[str, ...] = ()
     blocked: bool = False
@@ -48,11 +56,19 @@ class SkillStatus:
             "missing_any_bins": list(self.missing_any_bins),
             "missing_env": list(self.missing_env),
             "missing_config": list(self.missing_config),
+            "missing_skills": list(self.missing_skills),
+            "missing_any_skills": list(self.missing_any_skills),
+            "missing_mcp_servers": list(self.missing_mcp_servers),
             "disabled": self.disabled,
             "disabled_in": list(self.disabled_in),
             "blocked": self.blocked,
             "error": self.error,
         }
+
+    @property
+    def missing_dependencies(self) -> bool:
+        """True when a required skill or MCP server is missing (the skill is not offered)."""
+        return bool(self.missing_skills or self.missing_any_skills or self.missing_mcp_servers)
 
 
 def current_platform(name: str | None = None) -> str:
@@ -80,10 +96,14 @@ def evaluate(
     which: WhichFn | None = None,
     platform: str | None = None,
     blocked: bool = False,
+    available: Collection[str] | None = None,
+    mcp_servers: Collection[str] | None = None,
 ) -> SkillStatus:
     """Compute the status of ``entry``; precedence hidden > platform > blocked > not_ready.
 
-    ``which`` finds a binary on PATH (default ``shutil.which``).
+    ``which`` finds a binary on PATH (default ``shutil.which``). ``available`` holds the keys
+    of the visible, enabled skills and ``mcp_servers`` the configured server names; None
+    means unknown, and then those requirements are not checked.
     """
     if which is None:
         import shutil  # not at import: listing skills never checks binaries
@@ -109,12 +129,13 @@ def evaluate(
     )
     missing_env = tuple(v for v in req.env if not _present(v, env, settings.get("env")))
     missing_config = tuple(v for v in req.config if not _present(v, env, settings.get("config")))
+    deps = _dependencies(req, available, mcp_servers)
     state: ActivationState = "active"
     if not compatible:
         state = "platform_incompatible"
     elif blocked:
         state = "blocked"
-    elif missing_bins or missing_any or missing_env or missing_config:
+    elif missing_bins or missing_any or missing_env or missing_config or any(deps.values()):
         state = "not_ready"
     return SkillStatus(
         key=entry.key,
@@ -127,7 +148,23 @@ def evaluate(
         missing_config=missing_config,
         blocked=blocked,
         platform=plat,
+        missing_skills=deps.get("missing_skills", ()),
+        missing_any_skills=deps.get("missing_any_skills", ()),
+        missing_mcp_servers=deps.get("missing_mcp_servers", ()),
     )
+
+
+def _dependencies(
+    req: Requires, available: Collection[str] | None, servers: Collection[str] | None
+) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    if available is not None:
+        out["missing_skills"] = tuple(k for k in req.skills if k not in available)
+        none_there = req.any_skills and not any(k in available for k in req.any_skills)
+        out["missing_any_skills"] = req.any_skills if none_there else ()
+    if servers is not None:
+        out["missing_mcp_servers"] = tuple(s for s in req.mcp if s not in servers)
+    return out
 
 
 def _present(name: str, env: Mapping[str, str], configured: Any) -> bool:

@@ -28,7 +28,7 @@ from lemon_skills.paths import (
     scope_root,
 )
 from lemon_skills.skills import cache as disk_cache
-from lemon_skills.skills import enablement
+from lemon_skills.skills import enablement, hosts
 from lemon_skills.skills.discovery import (
     Candidate,
     FileSig,
@@ -41,6 +41,7 @@ from lemon_skills.skills.discovery import (
 from lemon_skills.skills.model import Diagnostic, Entry, Source
 
 DEFAULT_STAT_INTERVAL_S = 0.5
+SKILL_SUFFIX = "/SKILL.md"
 _BY_KEY = attrgetter("key")
 
 
@@ -164,12 +165,13 @@ class Registry:
         now: float,
     ) -> _ScopeState:
         scan = scan_dirs(dirs, source)
+        hosts.scan(source, dirs, scan)
         disk: dict[Path, disk_cache.Records] | None = {} if disk_cache.enabled() else None
         entries: list[Entry] = []
         dirty: set[Path] = set()
         parsed = self._parsed
         for cand in scan.candidates:
-            skill_file = f"{cand.path}/SKILL.md"
+            skill_file = cand.file
             hit = parsed.get(skill_file)
             loaded = _reusable(hit, cand) if hit is not None and hit.sig == cand.sig else None
             if loaded is None:
@@ -196,6 +198,8 @@ class Registry:
 
         A search dir whose disk cache lacks a current record for it goes into ``dirty``.
         """
+        if not cand.file.endswith(SKILL_SUFFIX):
+            return hosts.load(cand)
         if disk is None:
             return load_candidate(cand)
         records = disk.get(cand.search_dir)
@@ -220,11 +224,7 @@ class Registry:
         parsed = self._parsed
         disk_cache.save(
             search_dir,
-            [
-                (cand, hit)
-                for cand in candidates
-                if (hit := parsed.get(f"{cand.path}/SKILL.md")) is not None
-            ],
+            [(cand, hit) for cand in candidates if (hit := parsed.get(cand.file)) is not None],
         )
 
     def _build_view(
@@ -251,7 +251,9 @@ class Registry:
 def _reusable(loaded: Loaded, cand: Candidate) -> Loaded | None:
     """A load outcome of the same file still valid for ``cand`` (not seen via another dir)."""
     e = loaded.entry
-    if e is None or (e.source == cand.source and e.search_dir == cand.search_dir):
+    if e is None or (
+        e.source == cand.source and e.search_dir == cand.search_dir and e.key == cand.key
+    ):
         return loaded
     return None
 

@@ -19,6 +19,7 @@ from lemon_skills.skills import api, registry
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.readiness import SkillStatus
 from lemon_skills.skills.registry import View
+from lemon_skills.skills.selection.profiles import Profile
 from lemon_skills.skills.usage.observe import emit
 from lemon_skills.tool import Tool, ToolContext, ToolResult
 
@@ -80,10 +81,13 @@ def call(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     key = str(params["key"]).strip()
     view = params.get("view") or "full"
     meta = _meta(params, ctx, cwd, key, view)
+    profile = agent_profile(v, ctx)
     entry = v.by_key.get(key) or _by_name(v, key)
+    if entry is not None and profile is not None and not profile.admits(entry.key):
+        entry = None  # outside this agent's profile: as if it did not exist
     if entry is None:
         emit("skill.load", {**meta, "result": "not_found"})
-        return ToolResult.error(not_found_text(key, v), error="not_found", key=key)
+        return ToolResult.error(not_found_text(key, v, profile), error="not_found", key=key)
     text, is_error, truncated = render(entry, v, params, view)
     emit(
         "skill.load",
@@ -117,9 +121,10 @@ def render(entry: Entry, v: View, params: Mapping[str, Any], view: str) -> tuple
     if params.get("include_manifest") is True:
         lines += _manifest_lines(entry)
     if view == "summary":
-        files = supporting_files(entry.path)
+        files = supporting_files(entry.path) if entry.bundle is None else []
         if files:
-            lines += ["## Files", "", *(f"- {f}" for f in files), ""]
+            base = entry.path.absolute()
+            lines += ["## Files", "", *(f"- {f} ({base / f})" for f in files), ""]
         return "\n".join(lines).rstrip("\n"), False, False
     title, content, is_error = _content(entry, params, view)
     content, truncated = _truncate(content, params.get("max_chars"))
@@ -175,16 +180,26 @@ def supporting_files(skill_dir: Path) -> list[str]:
     return out
 
 
-def not_found_text(key: str, v: View) -> str:
-    """``Skill not found: <key>`` with the closest keys, else the available ones."""
-    close = registry.suggest(key, v.by_key, n=5)
+def agent_profile(v: View, ctx: ToolContext) -> Profile | None:
+    """The skill profile of the calling agent (``ctx.agent_id``), if skills.json has one."""
+    return v.enablement.profiles.get(ctx.agent_id) if ctx.agent_id else None
+
+
+def not_found_text(key: str, v: View, profile: Profile | None = None) -> str:
+    """``Skill not found: <key>`` with the closest keys, else the available ones (only those
+    inside ``profile``)."""
+    by_key = v.by_key
+    if profile is not None:
+        by_key = {k: e for k, e in by_key.items() if profile.admits(k)}
+    enabled = [e for e in v.enabled() if e.key in by_key]
+    close = registry.suggest(key, by_key, n=5)
     lowered = key.lower()
-    close += [k for k in v.by_key if lowered and lowered in k and k not in close][:5]
+    close += [k for k in by_key if lowered and lowered in k and k not in close][:5]
     if close:
-        listing = "Did you mean:\n" + "\n".join(_skill_line(v.by_key[k]) for k in close)
-    elif v.entries:
-        shown = [_skill_line(e) for e in v.enabled()[:MAX_LISTED_SKILLS]]
-        more = len(v.enabled()) - len(shown)
+        listing = "Did you mean:\n" + "\n".join(_skill_line(by_key[k]) for k in close)
+    elif by_key:
+        shown = [_skill_line(e) for e in enabled[:MAX_LISTED_SKILLS]]
+        more = len(enabled) - len(shown)
         listing = "Available skills:\n" + "\n".join(shown)
         if more > 0:
             listing += f"\n... and {more} more"
@@ -263,6 +278,9 @@ def _header(entry: Entry, st: SkillStatus) -> list[str]:
         f"**Description:** {entry.description}",
         f"**Source:** {entry.source.title()} ({where})",
         f"**Path:** {entry.path}",
+        # Bundled files are referenced relative to the skill dir; say where that is.
+        f"**Base directory:** {entry.path.absolute()} (relative paths in this skill resolve "
+        "against it)",
         f"**Activation:** {st.activation_state}",
     ]
     if not entry.enabled:

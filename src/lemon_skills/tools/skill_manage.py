@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from lemon_skills.errors import LemonSkillsError, SkillWriteError
 from lemon_skills.paths import Scope, resolve_cwd
+from lemon_skills.skills import registry
 from lemon_skills.skills.authoring import ops as manage
 from lemon_skills.skills.authoring.rules import (
     MAX_FILE_BYTES,
@@ -118,6 +119,11 @@ def _target(params: Mapping[str, Any], ctx: ToolContext, action: Any, scope: Any
     raw_name = params.get("name")
     if action != "report" or (isinstance(raw_name, str) and raw_name.strip()):
         t = replace(t, name=check_name(raw_name))
+    if t.name and ctx.agent_id:
+        # A skill outside the calling agent's profile does not exist for it, to write either.
+        profile = registry.view(cwd).enablement.profiles.get(ctx.agent_id)
+        if profile is not None and not profile.admits(t.name):
+            raise SkillWriteError(f"skill {t.name!r} is outside this agent's skill profile")
     return t
 
 

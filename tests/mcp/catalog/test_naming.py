@@ -76,13 +76,21 @@ def test_colliding_names_are_resolved_deterministically_and_reported():
     names, conflicts = assign_tool_names([b, a])
     again, _ = assign_tool_names([a, b])
     assert names == again
-    assert names[a] == "mcp_s_a_b"
-    assert names[b] != names[a] and VALID.match(names[b])
+    assert names[b] == "mcp_s_a_b"
+    assert names[a] != names[b] and VALID.match(names[a])
     assert conflicts[0].to_dict() == {
         "name": "mcp_s_a_b",
-        "kept": {"server": "s", "tool": "a-b"},
-        "renamed": [{"server": "s", "tool": "a_b", "name": names[b]}],
+        "kept": {"server": "s", "tool": "a_b", "lemon_utility": False},
+        "renamed": [{"server": "s", "tool": "a-b", "lemon_utility": False, "name": names[a]}],
+        "message": f"mcp_s_a_b is server 's''s tool 'a_b'; server 's''s tool 'a-b' is {names[a]}",
     }
+
+
+def test_the_name_that_needed_no_sanitising_keeps_it_whatever_the_order():
+    reqs = [NameRequest(server="s", item=i) for i in ("Foo.Bar", "foo-bar", "foo_bar")]
+    for order in (reqs, reqs[::-1], [reqs[1], reqs[2], reqs[0]]):
+        names, _ = assign_tool_names(order)
+        assert names[reqs[2]] == "mcp_s_foo_bar"
 
 
 def test_collisions_across_servers_are_never_overwrites():
@@ -93,9 +101,13 @@ def test_collisions_across_servers_are_never_overwrites():
     assert len(conflicts) == 1
 
 
-def test_a_utility_keeps_its_name_over_a_tool_named_like_it():
+def test_a_servers_own_tool_keeps_its_name_over_lemons_utility():
     tool = NameRequest(server="s", item="resources_list")
     util = NameRequest(server="s", item="resources_list", utility=True)
-    names, _ = assign_tool_names([tool, util])
-    assert names[util] == "mcp_s_resources_list"
-    assert names[tool] != names[util]
+    names, [conflict] = assign_tool_names([util, tool])
+    assert names[tool] == "mcp_s_resources_list"
+    assert names[util] != names[tool]
+    assert conflict.describe() == (
+        "mcp_s_resources_list is server 's''s tool 'resources_list'; lemon's resources_list "
+        f"utility for server 's' is {names[util]}"
+    )

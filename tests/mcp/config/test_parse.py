@@ -84,6 +84,28 @@ def test_duplicate_names_in_one_source_are_an_error():
     assert errors[0].reason == "duplicate server name 'git'"
 
 
+def test_names_that_become_the_same_tool_prefix_are_a_conflict_not_a_silent_drop(project):
+    write(
+        project / ".lemon" / "mcp.json",
+        {"mcpServers": {"t": {"command": "a"}, "T": {"command": "b"}}},
+    )
+    resolved = load(project)
+    assert [s.name for s in resolved.servers] == ["t"]
+    [issue] = resolved.issues
+    assert issue.name == "T"
+    assert issue.reason == (
+        "server name 'T' conflicts with 't': both are called 't' in tool names; rename one"
+    )
+
+
+def test_vs_code_servers_object_is_accepted(project):
+    doc = {"servers": {"git": {"type": "stdio", "command": "uvx", "args": ["mcp-server-git"]}}}
+    write(project / ".lemon" / "mcp.json", doc)
+    resolved = load(project)
+    assert [(s.name, s.target) for s in resolved.servers] == [("git", "uvx mcp-server-git")]
+    assert resolved.issues == ()
+
+
 def test_oauth_and_sampling_are_kept_for_the_auth_and_sampling_layers():
     oauth = {"client_id": "c", "client_secret_secret": "C_SECRET"}
     cfg = parse_server({"url": "https://h/mcp", "oauth": oauth, "sampling": {"mode": "deny"}})
@@ -233,3 +255,35 @@ def test_every_invalid_oauth_and_sampling_field_is_reported_with_its_entry():
     )
     with pytest.raises(ValueError, match="oauth.flow must be .*; oauth.scopes must be"):
         parse_server({"url": "https://h/mcp", "oauth": {"flow": "magic", "scopes": "x"}})
+
+
+def test_tool_policy_keys_parse_with_defaults_and_reasons():
+    from lemon_skills.mcp.config.lint import entry_warnings
+
+    plain = parse_server({"command": "x"})
+    assert plain.policy.to_dict() == {
+        "max_result_tokens": 25_000,
+        "approve": "never",
+        "pinning": "withhold",
+    }
+    raw = {
+        "command": "x",
+        "max_result_tokens": 0,
+        "approve": "destructive",
+        "approve_tools": {"read": "never"},
+        "pinning": "warn",
+    }
+    cfg = parse_server(raw)
+    assert cfg.policy.approve_mode("read") == "never"
+    assert cfg.policy.approve_mode("write") == "destructive"
+    assert cfg.to_dict()["pinning"] == "warn"
+    assert not [w for w in entry_warnings(raw) if "unknown key" in w]
+    bad = {"command": "x", "max_result_tokens": -1, "approve": "sometimes", "pinning": True}
+    from lemon_skills.mcp.config.parse import validate_servers
+
+    _, issues = validate_servers([bad])
+    assert [i.reason for i in issues] == [
+        "max_result_tokens must be a non-negative integer (0: no limit)",
+        "approve must be never, destructive or always",
+        "pinning must be withhold, warn or off",
+    ]

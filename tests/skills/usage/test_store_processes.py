@@ -24,6 +24,9 @@ from lemon_skills import introspection
 from lemon_skills.skills.usage.store import UsageStore
 from tests.helpers.skills import write_skill
 
+#: Many processes hammering one sidecar: run by .ci/run (pytest -m slow), not by default.
+pytestmark = pytest.mark.slow
+
 WORKER = Path(__file__).parents[2] / "helpers" / "usage_worker.py"
 ROOT = Path(__file__).parents[3]
 

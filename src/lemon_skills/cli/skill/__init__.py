@@ -8,6 +8,7 @@ import click
 
 from lemon_skills.cli._lazy import LazyGroup
 from lemon_skills.cli._output import (
+    agent_option,
     colour,
     cwd_option,
     emit_json,
@@ -18,6 +19,7 @@ from lemon_skills.cli._output import (
     warn,
 )
 from lemon_skills.skills import registry
+from lemon_skills.skills.model import Entry
 
 #: ``lemon skill`` subcommands living in their own modules, imported only when used.
 SUBCOMMANDS: dict[str, str] = {
@@ -57,16 +59,35 @@ def skill(ctx: click.Context) -> None:
     is_flag=True,
     help="Also show every file that failed to load and every shadowed skill.",
 )
-def list_cmd(cwd: Path | None = None, as_json: bool = False, show_diags: bool = False) -> None:
+@agent_option
+@click.option(
+    "--by-bundle",
+    is_flag=True,
+    help="Group by the plugin, extension or rules folder each skill came from.",
+)
+def list_cmd(
+    cwd: Path | None = None,
+    as_json: bool = False,
+    show_diags: bool = False,
+    agent: str | None = None,
+    by_bundle: bool = False,
+) -> None:
     """List every visible skill, disabled ones included."""
     # Straight to the registry: the facade module would import ranking for nothing.
     from lemon_skills.paths import resolve_cwd
     from lemon_skills.skills.registry import default_registry
 
     v = default_registry().view(resolve_cwd(cwd))
+    entries = v.entries
+    if agent is not None:
+        from lemon_skills.skills.selection import profiles
+
+        entries = tuple(profiles.keep(entries, profiles.select(v.enablement.profiles, agent)))
+    if by_bundle:
+        entries = tuple(sorted(entries, key=_bundle_label))
     if as_json:
         emit_json_records(
-            v.entries, {"diagnostics": [d.to_dict() for d in v.diagnostics]} if show_diags else None
+            entries, {"diagnostics": [d.to_dict() for d in v.diagnostics]} if show_diags else None
         )
         return
     rows = [
@@ -76,10 +97,13 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False, show_diags: bool = 
             colour("enabled" if e.enabled else "disabled", "active" if e.enabled else "disabled"),
             e.description,
         ]
-        for e in v.entries
+        for e in entries
     ]
+    if by_bundle:
+        rows = [[_bundle_label(e), *row] for e, row in zip(entries, rows, strict=True)]
     if rows:
-        table(["KEY", "SOURCE", "STATE", "DESCRIPTION"], rows)
+        headers = ["KEY", "SOURCE", "STATE", "DESCRIPTION"]
+        table(["BUNDLE", *headers] if by_bundle else headers, rows)
     else:
         note("no skills found; create one in .lemon/skill/<key>/SKILL.md")
     problems = [d for d in v.diagnostics if d.level != "info"]
@@ -90,6 +114,13 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False, show_diags: bool = 
         note(f"{len(problems)} problem(s) while loading; see `lemon skill list --diagnostics`")
 
 
+def _bundle_label(e: Entry) -> str:
+    b = e.bundle
+    if b is None:
+        return "-"
+    return f"{b.name}@{b.marketplace} ({b.kind})" if b.marketplace else f"{b.name} ({b.kind})"
+
+
 @skill.command("show")
 @click.argument("key")
 @cwd_option
@@ -97,15 +128,24 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False, show_diags: bool = 
 def show(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
     """Print a skill's SKILL.md (or its metadata with --json)."""
     from lemon_skills.skills import api
+    from lemon_skills.skills.selection import activation
 
     entry = registry.require(key, cwd=cwd)
     if as_json:
         data = entry.to_dict()
         data["body"] = entry.body
         data["manifest"] = dict(entry.manifest.raw)
+        data["activation"] = {
+            "kind": activation.activation(entry),
+            "description": activation.describe(entry),
+            "paths": list(entry.paths),
+        }
         emit_json(data)
         return
     note(f"# {entry.key} ({entry.source}) {entry.skill_file}")
+    note(f"# activates: {activation.describe(entry)}")
+    if entry.bundle is not None:
+        note(f"# from: {_bundle_label(entry)} at {entry.bundle.root}")
     click.echo(entry.content())
 
 
@@ -122,7 +162,15 @@ def status(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
         emit_json(st.to_dict())
     else:
         click.echo(f"{key}: {colour(st.activation_state)}")
-        for field in ("missing_bins", "missing_any_bins", "missing_env", "missing_config"):
+        for field in (
+            "missing_bins",
+            "missing_any_bins",
+            "missing_env",
+            "missing_config",
+            "missing_skills",
+            "missing_any_skills",
+            "missing_mcp_servers",
+        ):
             values = getattr(st, field)
             if values:
                 click.echo(f"  {field.replace('_', ' ')}: {', '.join(values)}")

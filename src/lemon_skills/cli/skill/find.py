@@ -6,7 +6,16 @@ from pathlib import Path
 
 import click
 
-from lemon_skills.cli._output import F, cwd_option, emit_json, json_option, note, table
+from lemon_skills.cli._output import (
+    F,
+    agent_option,
+    cwd_option,
+    emit_json,
+    files_option,
+    json_option,
+    note,
+    table,
+)
 from lemon_skills.search.metrics import Report, load_cases
 from lemon_skills.skills import api
 from lemon_skills.skills.ranking.find import Match
@@ -29,6 +38,8 @@ def semantic_option(f: F) -> F:
 @json_option
 @click.option("--explain", is_flag=True, help="Show what each score is made of.")
 @semantic_option
+@files_option
+@agent_option
 def find_cmd(
     query: tuple[str, ...],
     cwd: Path | None = None,
@@ -36,6 +47,8 @@ def find_cmd(
     as_json: bool = False,
     explain: bool = False,
     semantic: bool | None = None,
+    files: tuple[Path, ...] = (),
+    agent: str | None = None,
 ) -> None:
     """Show the skills the agent would be given for QUERY, best first.
 
@@ -46,7 +59,14 @@ def find_cmd(
     evidence (the plain-IDF score the abstain bar is checked against); with --semantic also
     similarity and the semantic bonus.
     """
-    found = api.matches(" ".join(query), cwd=cwd, max_results=max_results, semantic=semantic)
+    found = api.matches(
+        " ".join(query),
+        cwd=cwd,
+        max_results=max_results,
+        semantic=semantic,
+        files=files,
+        agent=agent,
+    )
     if as_json:
         emit_json([_match_dict(m) for m in found])
         return

@@ -134,14 +134,28 @@ class NameConflict:
     renamed: tuple[tuple[NameRequest, str], ...]
 
     def to_dict(self) -> dict[str, object]:
-        """JSON view for conflict reports."""
+        """JSON view for conflict reports (``lemon_utility``: the side is lemon's helper)."""
         return {
             "name": self.name,
-            "kept": {"server": self.kept.server, "tool": self.kept.item},
-            "renamed": [
-                {"server": r.server, "tool": r.item, "name": new} for r, new in self.renamed
-            ],
+            "kept": _side(self.kept),
+            "renamed": [_side(r) | {"name": new} for r, new in self.renamed],
+            "message": self.describe(),
         }
+
+    def describe(self) -> str:
+        """One line for people: who kept the name and where the others went."""
+        moved = "; ".join(f"{_who(r)} is {new}" for r, new in self.renamed)
+        return f"{self.name} is {_who(self.kept)}; {moved}"
+
+
+def _side(req: NameRequest) -> dict[str, object]:
+    return {"server": req.server, "tool": req.item, "lemon_utility": req.utility}
+
+
+def _who(req: NameRequest) -> str:
+    if req.utility:
+        return f"lemon's {req.item} utility for server {req.server!r}"
+    return f"server {req.server!r}'s tool {req.item!r}"
 
 
 def assign_tool_names(
@@ -149,8 +163,10 @@ def assign_tool_names(
 ) -> tuple[dict[NameRequest, str], list[NameConflict]]:
     """Give every request a unique name, deterministically.
 
-    Ties are broken by: utilities before tools, then server order of appearance, then the
-    original item name. Losers get ``<cut>_<hash(server, item)>``.
+    Ties are broken by: a server's own tools before lemon's utilities (a server that offers a
+    ``resources_list`` tool means it), then a name that needed no sanitising (``foo_bar``
+    before ``foo-bar`` and ``Foo.Bar``), then server order of appearance, then the original
+    item name. Losers get ``<cut>_<hash(server, item)>``.
     """
     reqs = list(dict.fromkeys(requests))
     server_order: dict[str, int] = {}
@@ -163,7 +179,9 @@ def assign_tool_names(
     conflicts: list[NameConflict] = []
     used = set(groups)
     for preferred, members in groups.items():
-        members.sort(key=lambda r: (not r.utility, server_order[r.server], r.item))
+        members.sort(
+            key=lambda r: (r.utility, slug(r.item) != r.item, server_order[r.server], r.item)
+        )
         names[members[0]] = preferred
         renamed = []
         for loser in members[1:]:

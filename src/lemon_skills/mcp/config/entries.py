@@ -51,6 +51,17 @@ FILTER_KEYS = (
     "allow_prompts",
     "block_prompts",
 )
+#: Every key an entry may have (``lemon mcp validate`` warns about any other); ``*_ms`` keys
+#: may also be spelled with dashes.
+ENTRY_KEYS = frozenset(
+    {
+        *("type", "transport", "name", "enabled", "disabled", "protocol"),
+        *("command", "args", "env", "cwd", "url", "headers", "oauth", "sampling"),
+        *("sampling_policy", "ready_timeout_ms", "timeout_ms", "max_total_timeout_ms"),
+        *("max_result_tokens", "approve", "approve_tools", "pinning"),
+        *FILTER_KEYS,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

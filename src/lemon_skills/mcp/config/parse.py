@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from lemon_skills.mcp.catalog.naming import server_name
 from lemon_skills.mcp.config.entries import (
     APPROVE_MODES,
     FILTER_KEYS,
@@ -77,13 +78,13 @@ def validate_servers(
     """Parse every entry; return the valid records and one issue per invalid entry."""
     valid: list[ServerConfig] = []
     issues: list[ConfigIssue] = []
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for index, raw in enumerate(entries):
-        name, raw = _split_named(raw)
+        name, raw = split_named(raw)
         try:
             cfg = _parse(raw, origin=origin, base_dir=base_dir, name=name)
-            if cfg.name is not None and cfg.name in seen:
-                raise _Invalid(f"duplicate server name {cfg.name!r}")
+            if cfg.name is not None:
+                _check_unique(cfg.name, seen)
         except _Invalid as exc:
             issue_name = name if name is not None else _raw_name(raw)
             issues.extend(
@@ -99,16 +100,29 @@ def validate_servers(
             )
             continue
         if cfg.name is not None:
-            seen.add(cfg.name)
+            seen[server_name(cfg.name)] = cfg.name
         valid.append(cfg)
     return valid, issues
+
+
+def _check_unique(name: str, seen: Mapping[str, str]) -> None:
+    """Refuse a second entry whose model-facing name is taken (``t`` and ``T`` are both ``t``)."""
+    other = seen.get(server_name(name))
+    if other == name:
+        raise _Invalid(f"duplicate server name {name!r}")
+    if other is not None:
+        raise _Invalid(
+            f"server name {name!r} conflicts with {other!r}: both are called "
+            f"{server_name(name)!r} in tool names; rename one"
+        )
 
 
 def document_entries(data: object) -> tuple[bool | None, list[object], str | None]:
     """Read a config document: ``{"enabled", "servers": [...]}`` and/or ``{"mcpServers": {}}``.
 
-    A bare list is accepted too. Returns ``(enabled, entries, problem)``; entries of the
-    ``mcpServers`` map come back as ``(name, entry)`` pairs.
+    A bare list is accepted too, and so is VS Code's ``{"servers": {name: {...}}}``. Returns
+    ``(enabled, entries, problem)``; entries of a name -> server map come back as named
+    entries.
     """
     if isinstance(data, list):
         return None, list(data), None
@@ -119,9 +133,12 @@ def document_entries(data: object) -> tuple[bool | None, list[object], str | Non
         return None, [], '"enabled" must be true or false'
     entries: list[object] = []
     servers = data.get("servers", [])
-    if not isinstance(servers, list):
-        return enabled, [], '"servers" must be a list'
-    entries.extend(servers)
+    if isinstance(servers, dict):
+        entries.extend(_NamedEntry(str(k), v) for k, v in servers.items())
+    elif isinstance(servers, list):
+        entries.extend(servers)
+    else:
+        return enabled, [], '"servers" must be a list or an object of name -> server'
     named = data.get("mcpServers", {})
     if not isinstance(named, dict):
         return enabled, entries, '"mcpServers" must be an object of name -> server'
@@ -135,7 +152,8 @@ class _NamedEntry:
     raw: object
 
 
-def _split_named(raw: object) -> tuple[str | None, object]:
+def split_named(raw: object) -> tuple[str | None, object]:
+    """``(name, entry)`` of a document entry (the name is ``None`` for a list entry)."""
     if isinstance(raw, _NamedEntry):
         return raw.name, raw.raw
     return None, raw

@@ -60,6 +60,12 @@ class ResolvedConfig:
         return out
 
 
+def configured_server_names(cwd: Path | None) -> list[str]:
+    """The names of the MCP servers active in ``cwd`` (for skills' ``requires.mcp_servers``;
+    see ``lemon_skills.configure(mcp_server_names=...)``)."""
+    return [s.name for s in load(cwd or Path.cwd()).active() if s.name]
+
+
 def global_config_path() -> Path:
     """``<agent>/mcp.json``."""
     return agent_dir() / "mcp.json"

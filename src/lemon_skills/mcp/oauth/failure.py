@@ -15,8 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 import httpx2
 
-from lemon_skills.errors import McpAuthRequired, McpError
-from lemon_skills.mcp.config.entries import HttpServer, ServerConfig
+from lemon_skills.errors import McpAuthError, McpAuthRequired, McpError
+from lemon_skills.mcp.config.entries import HttpServer, ServerConfig, StdioServer
 from lemon_skills.mcp.connect import Probe, describe, expand
 from lemon_skills.mcp.oauth.metadata import probe as discover_requirement
 
@@ -79,6 +79,21 @@ async def authorization_required(cfg: ServerConfig, probe: Probe) -> McpAuthRequ
     )
 
 
+def refused_header(cfg: ServerConfig, probe: Probe) -> McpAuthError | None:
+    """For a server that answered 401 to the ``Authorization`` header of its entry: the error
+    that says so (asking which authorization server it trusts would miss the point)."""
+    if isinstance(cfg, StdioServer) or cfg.oauth is not None or probe.http_status != 401:
+        return None
+    if not any(k.lower() == "authorization" for k in cfg.headers):
+        return None
+    return McpAuthError(
+        "the server refused the Authorization header of its config entry (HTTP 401)",
+        server=cfg.name,
+        hint='the token in "headers" may be wrong, expired or revoked: replace it, '
+        'or configure "oauth" instead',
+    )
+
+
 class Attempt(Protocol):
     """What ``explain_failure`` reads and records on a server handle's connection attempt."""
 
@@ -96,6 +111,9 @@ async def explain_failure(h: Attempt, probe: Probe, *, otherwise: str) -> str:
     if precise is not None:
         h.hold = interactive(h.config, h.auth)
         return precise
+    refused = refused_header(h.config, probe)
+    if refused is not None:
+        return _with_hint(refused)
     required = await authorization_required(h.config, probe)
     if required is None:
         return otherwise

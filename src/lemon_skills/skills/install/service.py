@@ -174,5 +174,13 @@ def load_entry(path: Path, scope: Scope, cwd: Path | None = None) -> Entry | Non
     sig = discovery.file_sig(path / discovery.SKILL_FILE)
     if sig is None:
         return None
-    cand = discovery.Candidate(path.name, path, path.parent, scope, sig, os.path.realpath(path))
+    cand = discovery.Candidate(
+        path.name,
+        path,
+        path.parent,
+        scope,
+        sig,
+        os.path.realpath(path),
+        str(path / discovery.SKILL_FILE),
+    )
     return discovery.load_candidate(cand).entry
