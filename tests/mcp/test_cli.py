@@ -385,3 +385,19 @@ def test_a_command_with_its_arguments_in_it_fails_with_the_fix(project, capsys):
     assert code == 1
     assert error.startswith("executable not found: npx -y some-pkg")
     assert '"command": "npx", "args": ["-y", "some-pkg"]' in error
+
+
+def test_status_shows_policy_and_held_tools_until_approve_changes(project, capsys, tmp_path):
+    from tests.mcp.servers import policy
+
+    server = {"command": sys.executable, "args": [policy.__file__], "approve": "destructive"}
+    write_config(project, {"mcpServers": {"pol": server | {"env": {"POLICY_DIR": str(tmp_path)}}}})
+    code, out, err = run(capsys, "mcp", "status", "--cwd", str(project))
+    assert code == 0
+    assert "approve=destructive pin=withhold max=25000" in out
+    assert "pol: tool 'poisoned' withheld: description hidden text" in err
+    assert "lemon mcp approve-changes pol" in err
+    code, out, _ = run(capsys, "mcp", "approve-changes", "pol", "--cwd", str(project))
+    assert code == 0 and out.startswith("approved poisoned (description hidden text")
+    code, out, err = run(capsys, "mcp", "tools", "--server", "pol", "--cwd", str(project))
+    assert "mcp_pol_poisoned" in out and "withheld" not in err

@@ -58,7 +58,7 @@ def test_blobs_never_become_text_and_big_ones_go_to_files(make_source):
     assert len(result.text) < 1000 and "image/png" in result.text
     links = [b for b in result.content if b["type"] == "resource_link"]
     assert len(links) == 2
-    assert {b["mimeType"] for b in links} == {"image/png", "application/zip"}
+    assert {b["mime_type"] for b in links} == {"image/png", "application/zip"}
     for link in links:
         assert Path(link["uri"].removeprefix("file://")).stat().st_size == 60_000
 

@@ -123,11 +123,12 @@ def status_cmd(
             s["transport"],
             colour(s["state"], "connected" if s["connected"] else "error"),
             f"{s['tool_count']}/{s['resource_count']}/{s['prompt_count']}",
+            _policy_cell(s.get("policy")),
             s["last_error"] or "",
         ]
         for name, s in data["servers"].items()
     ]
-    table(["SERVER", "TRANSPORT", "STATE", "TOOLS/RES/PROMPTS", "LAST ERROR"], rows)
+    table(["SERVER", "TRANSPORT", "STATE", "TOOLS/RES/PROMPTS", "POLICY", "LAST ERROR"], rows)
     _print_held(data["servers"])
     if only is not None:
         _print_stderr(data["servers"].get(only, {}))
@@ -232,7 +233,8 @@ def approve_changes_cmd(server: str, cwd: Path | None = None, as_json: bool = Fa
     default) until approved here; `lemon mcp status` lists the tools held and why.
     """
     with _source(cwd) as source:
-        held = source.status().get("servers", {}).get(server, {}).get("held_tools", [])
+        source.report("tools", server=server)
+        held = source.status()["servers"].get(server, {}).get("held_tools", [])
         changed = source.approve_changes(server)
     if as_json:
         emit_json({"server": server, "approved": changed})
@@ -455,6 +457,15 @@ def _call_progress() -> Callable[[float, float | None, str | None], None] | None
             click.echo("\r\033[K", err=True, nl=False)
 
     return show
+
+
+def _policy_cell(policy: dict[str, Any] | None) -> str:
+    """``approve=never pin=withhold max=25000`` (what `mcp.json` set, or the defaults)."""
+    if not policy:
+        return ""
+    cell = f"approve={policy['approve']} pin={policy['pinning']}"
+    cell += f" max={policy['max_result_tokens'] or 'none'}"
+    return cell + (" +per-tool" if policy.get("approve_tools") else "")
 
 
 def _print_held(servers: dict[str, Any]) -> None:

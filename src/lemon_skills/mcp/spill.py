@@ -155,7 +155,7 @@ def _spill_block(block: Mapping[str, Any], limit: int, directory: Path) -> Mappi
         "type": "resource_link",
         "uri": path.as_uri(),
         "name": f"{block.get('type')} saved to a file",
-        "mimeType": mime or "application/octet-stream",
+        "mime_type": mime or "application/octet-stream",
         "size": path.stat().st_size,
     }
 
