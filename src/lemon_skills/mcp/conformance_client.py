@@ -18,8 +18,10 @@ import json
 import logging
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -44,7 +46,14 @@ REDIRECT_URI = "http://localhost:3000/callback"
 SERVER = "conformance"
 #: How long the sse-retry scenario lets the SDK's standalone GET stream open before calling.
 STANDALONE_STREAM_SETTLE_S = 0.5
-_SDK_ONLY = ("auth/client-credentials-jwt", "auth/cross-app-access-complete-flow")
+_SDK_ONLY = ("auth/client-credentials-jwt",)
+#: SEP-990 under its 0.2 name and its 0.1 name.
+_ENTERPRISE = ("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow")
+#: Scenarios that observe a call of every tool lemon offers (and none it left out).
+_EVERY_TOOL = ("sep-2322-client-request-state", "http-invalid-tool-headers")
+SCHEMA_TOOL = "json_schema_2020_12_tool"
+ECHO_TOOL = "json_schema_echo"
+_SAMPLES: dict[str, Any] = {"integer": 1, "number": 1, "boolean": True, "array": [], "object": {}}
 _TOOL_FOR = {
     "tools_call": ("add_numbers", {"a": 5, "b": 3}),
     "sse-retry": ("test_reconnection", {}),
@@ -91,10 +100,30 @@ async def discover_issuer(url: str) -> str:
     return str(prm["authorization_servers"][0])
 
 
-def oauth_config(scenario: str, context: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The ``oauth`` object a user would write for the scenario's server (None: no auth)."""
+def oauth_config(scenario: str, context: Mapping[str, Any], workdir: Path) -> dict[str, Any] | None:
+    """The ``oauth`` object a user would write for the scenario's server (None: no auth).
+    JWTs the scenario hands over are written to files in ``workdir``, where a workload or a
+    user's session would keep them."""
     if not scenario.startswith("auth/") or scenario in _SDK_ONLY:
         return None
+    if scenario == "auth/wif-jwt-bearer":
+        return {
+            "flow": "jwt_bearer",
+            "client_id": context["client_id"],
+            "assertion": {"file": _keep(workdir / "workload.jwt", context["valid_jwt"])},
+        }
+    if scenario in _ENTERPRISE:
+        return {
+            "flow": "enterprise",
+            "client_id": context["client_id"],
+            "client_secret": context["client_secret"],
+            "token_auth_method": "client_secret_basic",
+            "idp": {
+                "token_endpoint": context["idp_token_endpoint"],
+                "client_id": context["idp_client_id"],
+                "id_token": {"file": _keep(workdir / "id.jwt", context["idp_id_token"])},
+            },
+        }
     if scenario == "auth/client-credentials-basic":
         return {
             "flow": "client_credentials",
@@ -111,21 +140,26 @@ def oauth_config(scenario: str, context: Mapping[str, Any]) -> dict[str, Any] | 
         config["client_id"] = context["client_id"]
     if context.get("client_secret"):
         config.update(client_secret=context["client_secret"], token_auth_method="basic")
+    if scenario.startswith("auth/dpop"):
+        config["dpop"] = True
     return config
+
+
+def _keep(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    path.chmod(0o600)
+    return str(path)
 
 
 def auth_factory(scenario: str, url: str, context: Mapping[str, Any]) -> AuthFactory:
     """How the source authenticates: lemon's own OAuth from the entry's ``oauth`` config, with
     the suite's mock authorization server played headlessly instead of an operator; the SDK's
-    providers only for the two grants lemon's oauth config has no keys for."""
+    provider only for private_key_jwt client authentication, which lemon's oauth config has no
+    keys for."""
     if scenario == "auth/client-credentials-jwt":
         # private_key_jwt client authentication (RFC 7523): no key material in lemon's config.
         issuer = anyio.run(discover_issuer, url)
         return lambda cfg: _private_key_jwt(url, context, issuer)
-    if scenario == "auth/cross-app-access-complete-flow":
-        # SEP-990 identity assertion (an enterprise IdP's ID-JAG): not a lemon oauth flow.
-        issuer = anyio.run(discover_issuer, url)
-        return lambda cfg: _identity_assertion(url, context, issuer)
     return oauth_factory(code_provider=headless_login)
 
 
@@ -147,42 +181,6 @@ def _private_key_jwt(url: str, context: Mapping[str, Any], issuer: str) -> httpx
         client_id=context["client_id"],
         assertion_provider=signer.create_assertion_provider(),
         issuer=issuer,
-    )
-
-
-def _identity_assertion(url: str, context: Mapping[str, Any], issuer: str) -> httpx2.Auth:
-    from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
-
-    async def id_jag(audience: str, resource: str) -> str:
-        # RFC 8693 at the enterprise IdP: the user's ID token in exchange for an ID-JAG.
-        async with httpx2.AsyncClient(timeout=10) as http:
-            answer = await http.post(
-                context["idp_token_endpoint"],
-                data={
-                    "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
-                    "subject_token": context["idp_id_token"],
-                    "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
-                    "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
-                    "audience": audience,
-                    "resource": resource,
-                    **(
-                        {"client_id": context["idp_client_id"]}
-                        if "idp_client_id" in context
-                        else {}
-                    ),
-                },
-            )
-        answer.raise_for_status()
-        return str(answer.json()["access_token"])
-
-    return IdentityAssertionOAuthProvider(
-        server_url=url,
-        storage=_SdkStorage(),
-        client_id=context["client_id"],
-        client_secret=context["client_secret"],
-        issuer=issuer,
-        assertion_provider=id_jag,
-        token_endpoint_auth_method="client_secret_basic",
     )
 
 
@@ -214,16 +212,23 @@ def run(scenario: str, url: str, context: Mapping[str, Any]) -> None:
     """
     mode = os.environ.get("LEMON_CONFORMANCE_MODE", "auto")
     entry: dict[str, Any] = {"name": SERVER, "url": url, "protocol": mode}
-    oauth = oauth_config(scenario, context)
-    if oauth is not None:
-        entry["oauth"] = oauth
+    with tempfile.TemporaryDirectory(prefix="lemon-conformance-") as workdir:
+        oauth = oauth_config(scenario, context, Path(workdir))
+        if oauth is not None:
+            entry["oauth"] = oauth
+        _run_entry(scenario, url, context, entry)
+
+
+def _run_entry(
+    scenario: str, url: str, context: Mapping[str, Any], entry: Mapping[str, Any]
+) -> None:
     with McpSource(
         [entry],
         include_config=False,
         auth_factory=auth_factory(scenario, url, context),
         elicitation_factory=lambda cfg: apply_defaults,
     ) as source:
-        source.discover_tools()
+        host_tools = source.discover_tools()
         report = source.status()
         status = report["servers"].get(SERVER)
         if status is None:
@@ -231,23 +236,50 @@ def run(scenario: str, url: str, context: Mapping[str, Any]) -> None:
             raise McpConnectError(f"invalid entry: {problems}", server=SERVER)
         if not status["connected"]:
             raise McpConnectError(status["last_error"] or "not connected", server=SERVER)
-        tools = {s.target: s.name for s in source.tool_specs() if s.kind == "tool"}
+        specs = [s for s in source.tool_specs() if s.kind == "tool"]
+        tools = {s.target: s.name for s in specs}
         logger.info("listed %d tools", len(tools))
-        if scenario in _TOOL_FOR:
-            target, arguments = _TOOL_FOR[scenario]
-        elif scenario.startswith("auth/") and tools:
-            # Auth scenarios check that a protected call (and any scope step-up) works.
-            target, arguments = next(iter(tools)), {}
-        else:
-            return
+        # What the host was handed for each tool (the Anthropic export's input_schema).
+        schemas = {t.name: t.to_anthropic()["input_schema"] for t in host_tools}
+        host_schema = {s.target: schemas.get(s.name, s.input_schema) for s in specs}
         if scenario == "sse-retry":
             # The SDK opens its standalone GET stream in the background after initializing;
             # the mock counts the first GET after the call's priming event as the client's
             # reconnection, so a GET still opening when the call starts reads as reconnecting
             # early. Give that stream time to open first.
             time.sleep(STANDALONE_STREAM_SETTLE_S)
-        result = source.call_tool(tools[target], arguments)
-        logger.info("%s -> is_error=%s", target, result.is_error)
+        for target, arguments in planned_calls(scenario, context, host_schema):
+            result = source.call_tool(tools[target], arguments)
+            logger.info("%s -> is_error=%s", target, result.is_error)
+
+
+def planned_calls(
+    scenario: str, context: Mapping[str, Any], schemas: Mapping[str, Mapping[str, Any]]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The tool calls (original name, arguments) that ``scenario`` observes, among the tools
+    lemon lists (``schemas``: each tool's input schema as the host sees it)."""
+    if scenario in _TOOL_FOR:
+        target, arguments = _TOOL_FOR[scenario]
+        return [(target, dict(arguments))]
+    if context.get("toolCalls"):
+        return [(c["name"], dict(c.get("arguments") or {})) for c in context["toolCalls"]]
+    if scenario == "json-schema-2020-12-preservation":
+        return [(ECHO_TOOL, {"schema": dict(schemas[SCHEMA_TOOL])})]
+    if scenario in _EVERY_TOOL:
+        return [(name, sample_arguments(schema)) for name, schema in schemas.items()]
+    if scenario.startswith("auth/") and schemas:
+        # Auth scenarios check that a protected call (and any scope step-up) works.
+        return [(next(iter(schemas)), {})]
+    return []
+
+
+def sample_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments satisfying the required properties of a simple object schema."""
+    props = schema.get("properties") or {}
+    return {
+        name: _SAMPLES.get(str((props.get(name) or {}).get("type")), "sample")
+        for name in schema.get("required") or ()
+    }
 
 
 _USAGE = """usage: python -m lemon_skills.mcp.conformance_client SERVER_URL

@@ -28,7 +28,7 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import Implementation
+from mcp.types import Implementation, JSONRPCResponse
 
 from lemon_skills import __version__
 from lemon_skills.errors import McpConnectError, McpError
@@ -270,6 +270,22 @@ def stdio_parameters(config: StdioServer, env: Mapping[str, str]) -> StdioServer
     return StdioServerParameters(command=command, args=args, env=child_env or None, cwd=cwd)
 
 
+def complete_by_default(item: Any) -> Any:
+    """Give a result without ``resultType`` the value the spec implies for it, ``complete``.
+
+    2026-07-28 (SEP-2322): "absent resultType is equivalent to complete". mcp 2.3's client
+    validates each result against the revision's wire schema, where the key is required, so
+    such a result (the conformance suite serves one) would fail as invalid instead of being
+    read as the complete answer it is. Filling it in here, where the message enters the
+    session, keeps the SDK unpatched; results of earlier revisions carry no ``resultType`` and
+    their models ignore the key.
+    """
+    message = getattr(item, "message", None)
+    if isinstance(message, JSONRPCResponse) and "resultType" not in message.result:
+        message.result["resultType"] = "complete"
+    return item
+
+
 class _Watched:
     """Wraps a transport so the end of its read stream sets ``closed`` (no extra hop)."""
 
@@ -299,10 +315,11 @@ class _WatchedReceive:
 
     async def receive(self) -> Any:
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             self._closed.set()
             raise
+        return complete_by_default(item)
 
     def __aiter__(self) -> _WatchedReceive:
         return self

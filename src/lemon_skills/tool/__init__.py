@@ -18,6 +18,8 @@ from typing import Any, Literal, cast
 
 import anyio
 import jsonschema
+import referencing
+import referencing.exceptions
 
 from lemon_skills.errors import LemonSkillsError, SchemaConversionError, UsageError
 from lemon_skills.tool import schemas
@@ -184,12 +186,19 @@ def validate_params(schema: Mapping[str, Any], params: Mapping[str, Any]) -> str
     validator = _validator(schema)
     if validator is None:
         return None  # a server's odd schema must not make its tool uncallable
-    error = jsonschema.exceptions.best_match(validator.iter_errors(dict(params)))
+    try:
+        error = jsonschema.exceptions.best_match(validator.iter_errors(dict(params)))
+    except referencing.exceptions.Unresolvable:
+        return None  # a $ref outside the schema: the server validates what we cannot
     if error is None:
         return None
     where = ".".join(str(p) for p in error.absolute_path)
     return f"{where}: {error.message}" if where else error.message
 
+
+#: Resolves ``$ref`` only within the schema itself: a tool's schema is data from a server, and
+#: validating arguments must never fetch a URL it names (jsonschema's default registry would).
+_LOCAL_ONLY: referencing.Registry[Any] = referencing.Registry()
 
 # Checking a schema costs far more than validating against it; do it once per schema object.
 _validators: dict[int, tuple[Mapping[str, Any], Any]] = {}
@@ -202,7 +211,7 @@ def _validator(schema: Mapping[str, Any]) -> Any:
     cls = jsonschema.validators.validator_for(dict(schema))
     try:
         cls.check_schema(dict(schema))
-        validator = cls(dict(schema))
+        validator = cls(dict(schema), registry=_LOCAL_ONLY)
     except jsonschema.SchemaError:
         validator = None
     if len(_validators) > 4096:

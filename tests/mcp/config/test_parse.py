@@ -241,7 +241,11 @@ def test_every_invalid_oauth_and_sampling_field_is_reported_with_its_entry():
     assert [v.name for v in valid] == ["ok"]
     assert [(e.name, e.reason) for e in errors] == [
         ("a", "oauth.client_id must be a non-empty string"),
-        ("a", "oauth.flow must be client_credentials or authorization_code_pkce"),
+        (
+            "a",
+            "oauth.flow must be client_credentials, authorization_code_pkce, jwt_bearer"
+            " or enterprise",
+        ),
         ("a", "oauth.scopes must be a list of strings"),
         ("a", "sampling.mode must be model, reviewed_model, or deny"),
         ("a", "sampling.max_tokens must be a positive integer"),

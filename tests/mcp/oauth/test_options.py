@@ -61,7 +61,7 @@ def test_every_problem_is_reported():
         }
     ) == [
         "oauth.client_id must be a non-empty string",
-        "oauth.flow must be client_credentials or authorization_code_pkce",
+        "oauth.flow must be client_credentials, authorization_code_pkce, jwt_bearer or enterprise",
         "oauth.redirect_uri must be a string",
         "oauth.scope must be a string",
         "oauth.scopes must be a list of strings",

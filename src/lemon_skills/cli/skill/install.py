@@ -137,6 +137,25 @@ def _scope(project: bool, global_only: bool) -> Any:
 @click.option("--skill", "skills", multiple=True, help="Skill to take from a multi-skill source.")
 @click.option("--all", "all_", is_flag=True, help="Install every skill the source holds.")
 @click.option("--name", help="Install under this key instead of the skill's own name.")
+@click.option(
+    "--require-signature",
+    is_flag=True,
+    help="Refuse a skill without a verified signature (skill.sigstore.json).",
+)
+@click.option("--identity", help="Signer identity you trust (certificate email or URI).")
+@click.option("--issuer", help="OIDC issuer you trust for that identity.")
+@click.option(
+    "--trust-root",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="CA certificates (PEM) a certificate-signed skill must chain to, or a Sigstore "
+    "trust config (JSON) for offline keyless verification.",
+)
+@click.option(
+    "--key",
+    "signing_key",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Public key (PEM) a key-signed skill must verify with.",
+)
 @json_option
 def install_cmd(
     source: str, cwd: Path | None, project: bool, subdir: str | None, **kw: Any
@@ -169,6 +188,11 @@ def install_cmd(
             all_=kw["all_"],
             name=kw["name"],
             progress=progress,
+            require_signature=kw["require_signature"],
+            identity=kw["identity"],
+            issuer=kw["issuer"],
+            trust_root=kw["trust_root"],
+            signing_key=kw["signing_key"],
         )
     if kw["as_json"]:
         emit_json([r.to_dict() for r in results])
@@ -277,6 +301,13 @@ def verify_cmd(cwd: Path | None, project: bool, global_only: bool, as_json: bool
     else:
         for r in results:
             click.echo(f"{r.key} ({r.scope}): {colour(r.status, _STATUS.get(r.status))}")
+            if r.signature:
+                by = r.signature.get("issuer")
+                click.echo(
+                    f"  signed by {r.signature.get('identity')}"
+                    + (f" (issuer {by})" if by else "")
+                    + f", {r.signature.get('kind')} signature verified at install"
+                )
             for label in ("changed", "added", "removed"):
                 for rel in getattr(r, label):
                     click.echo(f"  {label}: {rel}")

@@ -133,10 +133,13 @@ def approval_request(
     return f"mcp_{slug}_oauth", action, rationale, approval_context
 
 
-def token_problem(response: httpx2.Response, scrub: Callable[[str], str]) -> str | None:
+def token_problem(
+    response: httpx2.Response, scrub: Callable[[str], str], *, dpop: bool = False
+) -> str | None:
     """Why a token response is unusable, described without echoing its content.
 
-    ``scrub`` removes known secrets from the authorization server's own error text.
+    ``scrub`` removes known secrets from the authorization server's own error text; ``dpop``:
+    the request carried a DPoP proof, so a ``DPoP`` token type is usable too.
     """
     try:
         body = response.json()
@@ -153,6 +156,7 @@ def token_problem(response: httpx2.Response, scrub: Callable[[str], str]) -> str
     if not isinstance(body.get("access_token"), str) or not body["access_token"]:
         return "token response has no access_token"
     token_type = body.get("token_type", "Bearer")
-    if not isinstance(token_type, str) or token_type.lower() != "bearer":
-        return "token response is not a bearer token"
+    usable = ("bearer", "dpop") if dpop else ("bearer",)
+    if not isinstance(token_type, str) or token_type.lower() not in usable:
+        return f"token response is not a {' or '.join(usable)} token"
     return None

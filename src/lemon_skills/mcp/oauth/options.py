@@ -1,21 +1,26 @@
 """The ``oauth`` object of an HTTP server entry: parsing and validation (pure).
 
-Keys may be snake_case or kebab-case. ``flow`` is ``client_credentials`` or
-``authorization_code_pkce`` (alias ``pkce``); without it, a client secret means client
+Keys may be snake_case or kebab-case. ``flow`` is ``client_credentials``,
+``authorization_code_pkce`` (alias ``pkce``), ``jwt_bearer`` (RFC 7523: a workload's JWT from
+``assertion``) or ``enterprise`` (SEP-990: ``idp.id_token`` exchanged at the enterprise IdP for
+an ID-JAG, which is the jwt-bearer assertion); without it, a client secret means client
 credentials and a ``redirect_uri`` means PKCE. ``client_secret_secret`` names a secret in the
 secrets store (falling back to an environment variable) that supplies ``client_secret``.
+``dpop`` (``auto`` by default, ``true``, ``false``) binds tokens to a key pair (RFC 9449).
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from lemon_skills.errors import ConfigError
 
-Flow = Literal["client_credentials", "authorization_code_pkce"]
+Flow = Literal["client_credentials", "authorization_code_pkce", "jwt_bearer", "enterprise"]
+DpopMode = Literal["auto", "on", "off"]
 TokenAuthMethod = Literal["client_secret_post", "client_secret_basic", "none"]
 
 DEFAULT_AUTHORIZATION_TIMEOUT_S = 300.0
@@ -23,7 +28,18 @@ _FLOWS: dict[str, Flow] = {
     "client_credentials": "client_credentials",
     "authorization_code_pkce": "authorization_code_pkce",
     "pkce": "authorization_code_pkce",
+    "jwt_bearer": "jwt_bearer",
+    "enterprise": "enterprise",
 }
+_DPOP: dict[Any, DpopMode] = {
+    "auto": "auto",
+    True: "on",
+    "true": "on",
+    False: "off",
+    "false": "off",
+}
+#: Where a token an entry names comes from (exactly one of these keys).
+_SOURCE_KEYS = ("file", "command", "secret")
 _AUTH_METHODS: dict[str, TokenAuthMethod] = {
     "client_secret_post": "client_secret_post",
     "post": "client_secret_post",
@@ -33,6 +49,29 @@ _AUTH_METHODS: dict[str, TokenAuthMethod] = {
 }
 _FALSE = (False, "false", "disabled")
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenSource:
+    """Where a JWT is read each time one is needed: a file (re-read, so a rotated workload
+    token is picked up), a command's standard output, or a named secret (or env variable)."""
+
+    file: str | None = None
+    command: tuple[str, ...] | None = None
+    secret: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IdentityProvider:
+    """The enterprise IdP of the ``enterprise`` flow: where the user's ID token is exchanged
+    (RFC 8693) for an identity assertion grant (ID-JAG) for the MCP server's authorization
+    server."""
+
+    token_endpoint: str
+    id_token: TokenSource
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    client_secret_secret: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,6 +90,10 @@ class OAuthSettings:
     authorization_timeout: float = DEFAULT_AUTHORIZATION_TIMEOUT_S
     issuer: str | None = None
     client_metadata_url: str | None = None
+    assertion: TokenSource | None = None
+    idp: IdentityProvider | None = None
+    dpop: DpopMode = "auto"
+    dpop_key_secret: str | None = None
 
     def __repr__(self) -> str:
         # the client secret must never reach a log line through repr()
@@ -85,7 +128,20 @@ def validate_oauth(raw: Any) -> list[str]:
     ):
         errors.append("oauth client credentials need client_id and client_secret")
     if "flow" in o and flow is None:
-        errors.append("oauth.flow must be client_credentials or authorization_code_pkce")
+        errors.append(
+            "oauth.flow must be client_credentials, authorization_code_pkce, jwt_bearer"
+            " or enterprise"
+        )
+    if flow == "jwt_bearer":
+        errors += _source_problems(o.get("assertion"), "oauth.assertion")
+    if flow in ("jwt_bearer", "enterprise") and "client_id" not in o:
+        errors.append(f"oauth flow {flow} needs client_id")
+    if flow == "enterprise":
+        errors += _idp_problems(o.get("idp"))
+    if _dpop_mode(o.get("dpop", "auto")) is None:
+        errors.append("oauth.dpop must be auto, true or false")
+    if "dpop_key_secret" in o and not _nonblank(o["dpop_key_secret"]):
+        errors.append("oauth.dpop_key_secret must be a non-empty string")
     if "redirect_uri" in o and not isinstance(o["redirect_uri"], str):
         errors.append("oauth.redirect_uri must be a string")
     if "scope" in o and not isinstance(o["scope"], str):
@@ -144,6 +200,69 @@ def parse_oauth(raw: Mapping[str, Any]) -> OAuthSettings:
         authorization_timeout=timeout_ms / 1000 if timeout_ms else DEFAULT_AUTHORIZATION_TIMEOUT_S,
         issuer=o.get("issuer"),
         client_metadata_url=o.get("client_metadata_url"),
+        assertion=_source(o["assertion"]) if "assertion" in o else None,
+        idp=_idp(o["idp"]) if "idp" in o else None,
+        dpop=_dpop_mode(o.get("dpop", "auto")) or "auto",
+        dpop_key_secret=o.get("dpop_key_secret"),
+    )
+
+
+def _dpop_mode(raw: Any) -> DpopMode | None:
+    if isinstance(raw, bool):
+        return "on" if raw else "off"
+    return _DPOP.get(raw) if isinstance(raw, str) else None
+
+
+def _source_problems(raw: Any, where: str) -> list[str]:
+    if not isinstance(raw, Mapping):
+        return [f"{where} must be an object with file, command or secret"]
+    given = [k for k in _SOURCE_KEYS if raw.get(k) not in (None, "", [])]
+    if len(given) != 1:
+        return [f"{where} needs exactly one of file, command, secret"]
+    value = raw[given[0]]
+    if given[0] == "command" and isinstance(value, list):
+        return (
+            []
+            if value and all(isinstance(a, str) for a in value)
+            else [f"{where}.command must be a string or a list of strings"]
+        )
+    return [] if _nonblank(value) else [f"{where}.{given[0]} must be a non-empty string"]
+
+
+def _idp_problems(raw: Any) -> list[str]:
+    if not isinstance(raw, Mapping):
+        return ["oauth.idp (the enterprise identity provider) must be an object"]
+    idp = normalise(raw)
+    errors = []
+    if not (isinstance(idp.get("token_endpoint"), str) and _is_http_url(idp["token_endpoint"])):
+        errors.append("oauth.idp.token_endpoint must be an http(s) URL")
+    errors += _source_problems(idp.get("id_token"), "oauth.idp.id_token")
+    return errors + [
+        f"oauth.idp.{key} must be a non-empty string"
+        for key in ("client_id", "client_secret", "client_secret_secret")
+        if key in idp and not _nonblank(idp[key])
+    ]
+
+
+def _source(raw: Mapping[str, Any]) -> TokenSource:
+    command = raw.get("command")
+    if isinstance(command, str):
+        command = shlex.split(command)
+    return TokenSource(
+        file=raw.get("file") or None,
+        command=tuple(command) if command else None,
+        secret=raw.get("secret") or None,
+    )
+
+
+def _idp(raw: Mapping[str, Any]) -> IdentityProvider:
+    idp = normalise(raw)
+    return IdentityProvider(
+        token_endpoint=idp["token_endpoint"],
+        id_token=_source(idp["id_token"]),
+        client_id=idp.get("client_id"),
+        client_secret=idp.get("client_secret"),
+        client_secret_secret=idp.get("client_secret_secret"),
     )
 
 
@@ -172,6 +291,10 @@ def loopback_problem(uri: str) -> str | None:
 
 
 def _infer_flow(o: Mapping[str, Any]) -> Flow | None:
+    if "idp" in o:
+        return "enterprise"
+    if "assertion" in o:
+        return "jwt_bearer"
     if "client_secret" in o or "client_secret_secret" in o:
         return "client_credentials"
     if "redirect_uri" in o:

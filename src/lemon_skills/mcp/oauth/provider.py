@@ -22,6 +22,7 @@ Use :func:`build_auth` and put the result on the ``httpx2.AsyncClient`` of the t
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import replace
@@ -47,6 +48,8 @@ from pydantic import AnyUrl, ValidationError
 from lemon_skills import secrets
 from lemon_skills.approvals import ApprovalContext, ApprovalStore
 from lemon_skills.errors import ConfigError, McpAuthError
+from lemon_skills.mcp.oauth import dpop
+from lemon_skills.mcp.oauth.assertions import JWT_BEARER, exchange_for_id_jag, read_token
 from lemon_skills.mcp.oauth.flows import (
     AuthorizationObserverFn,
     AuthorizationRequest,
@@ -105,7 +108,7 @@ class LemonOAuthProvider(OAuthClientProvider):
             redirect_uris=[AnyUrl(settings.redirect_uri)]
             if pkce and settings.redirect_uri
             else None,
-            grant_types=["authorization_code", "refresh_token"] if pkce else ["client_credentials"],
+            grant_types=_GRANT_TYPES[settings.flow],
             token_endpoint_auth_method=method,
             scope=settings.scope,
             client_name="lemon-skills",
@@ -131,6 +134,14 @@ class LemonOAuthProvider(OAuthClientProvider):
         self._expected_state = ""
         self._fixed_client = _fixed_client(settings, metadata)
         self._guard = UrlGuard(url, server=server, trusted=settings.issuer)
+        self._dpop: dpop.DpopKey | None = None
+        # The key is kept with the tokens: a cached bound token is useless without it.
+        self._dpop_secret = settings.dpop_key_secret or (
+            f"{settings.token_secret}-dpop" if settings.token_secret else None
+        )
+        self._bound = False  # the access token is DPoP-bound (token_type DPoP)
+        self._nonces: dict[str, str] = {}  # latest server-provided nonce per side
+        self._offered_algs: list[str] = []  # the AS's dpop_signing_alg_values_supported
 
     def describe(self) -> dict[str, Any]:
         """Token state for status output: never a token, only whether one is held."""
@@ -141,6 +152,7 @@ class LemonOAuthProvider(OAuthClientProvider):
             "client_id": self.context.client_info.client_id if self.context.client_info else None,
             "has_access_token": bool(tokens and tokens.access_token),
             "has_refresh_token": bool(tokens and tokens.refresh_token),
+            "dpop_bound": self._bound,
             "expires_at": self.context.token_expiry_time,
             "scope": tokens.scope if tokens else self.settings.scope,
             "token_endpoint": str(meta.token_endpoint) if meta else None,
@@ -159,7 +171,11 @@ class LemonOAuthProvider(OAuthClientProvider):
             while True:
                 if outgoing is not request:
                     await self._guard.check(str(outgoing.url))
+                await self._prove(outgoing, resource=outgoing is request)
                 response = yield outgoing
+                await self._note_offer(outgoing, response)
+                if await self._took_nonce(outgoing, response, resource=outgoing is request):
+                    response = yield outgoing  # RFC 9449 sections 8 and 9: once, fresh proof
                 if (
                     outgoing is request
                     and response.status_code == 401
@@ -171,9 +187,13 @@ class LemonOAuthProvider(OAuthClientProvider):
                     refreshed = True
                     refresh = await self._refresh_token()
                     await self._guard.check(str(refresh.url))
+                    await self._prove(refresh, resource=False)
                     refresh_response = yield refresh
+                    if await self._took_nonce(refresh, refresh_response, resource=False):
+                        refresh_response = yield refresh
                     if await self._handle_refresh_response(refresh_response):
                         self._add_auth_header(request)
+                        await self._prove(request, resource=True)
                         response = yield request
                 outgoing = await inner.asend(response)
         except StopAsyncIteration:
@@ -187,6 +207,77 @@ class LemonOAuthProvider(OAuthClientProvider):
             raise error from None
         finally:
             await inner.aclose()
+
+    async def _prove(self, request: httpx2.Request, *, resource: bool) -> None:
+        """Sign ``request`` with a fresh DPoP proof when it needs one: a resource request
+        presenting a DPoP-bound token (then with the ``DPoP`` scheme), or a token request when
+        DPoP is on (or offered by the authorization server and left on ``auto``)."""
+        if resource:
+            tokens = self.context.current_tokens
+            if not (self._bound and tokens and "authorization" in request.headers):
+                return
+            key = await self._dpop_key()
+            request.headers["Authorization"] = f"{dpop.SCHEME} {tokens.access_token}"
+            request.headers["DPoP"] = key.proof(
+                request.method,
+                str(request.url),
+                access_token=tokens.access_token,
+                nonce=self._nonces.get("resource"),
+            )
+        elif self._dpop_wanted() and self._is_token_request(request):
+            key = await self._dpop_key()
+            request.headers["DPoP"] = key.proof(
+                request.method, str(request.url), nonce=self._nonces.get("token")
+            )
+
+    async def _took_nonce(
+        self, request: httpx2.Request, response: httpx2.Response, *, resource: bool
+    ) -> bool:
+        """Whether ``response`` is a ``use_dpop_nonce`` challenge to a proof we sent; if so the
+        nonce is kept for that side and ``request`` carries a fresh proof with it."""
+        if "DPoP" not in request.headers:
+            return False
+        side = "resource" if resource else "token"
+        if response.status_code == 400 and dpop.NONCE_HEADER in response.headers:
+            await response.aread()
+        nonce = dpop.nonce_challenge(response)
+        if nonce is None:
+            fresh = response.headers.get(dpop.NONCE_HEADER)
+            if fresh:
+                self._nonces[side] = fresh  # a server may hand out the next nonce any time
+            return False
+        self._nonces[side] = nonce
+        await self._prove(request, resource=resource)
+        return True
+
+    def _dpop_wanted(self) -> bool:
+        mode = self.settings.dpop
+        if mode != "auto":
+            return mode == "on"
+        return self._bound or dpop.ALGORITHM in self._offered_algs
+
+    async def _note_offer(self, request: httpx2.Request, response: httpx2.Response) -> None:
+        """Keep the authorization server's ``dpop_signing_alg_values_supported`` (the SDK's
+        metadata model drops it)."""
+        if response.status_code != 200 or "/.well-known/" not in request.url.path:
+            return
+        try:
+            doc = json.loads(await response.aread())
+        except ValueError:
+            return
+        algs = doc.get("dpop_signing_alg_values_supported") if isinstance(doc, dict) else None
+        if isinstance(algs, list) and "token_endpoint" in doc:
+            self._offered_algs = [a for a in algs if isinstance(a, str)]
+
+    def _is_token_request(self, request: httpx2.Request) -> bool:
+        return request.method == "POST" and dpop.target_uri(str(request.url)) == dpop.target_uri(
+            self._get_token_endpoint()
+        )
+
+    async def _dpop_key(self) -> dpop.DpopKey:
+        if self._dpop is None:
+            self._dpop = await anyio.to_thread.run_sync(dpop.load_key, self._dpop_secret)
+        return self._dpop
 
     def _can_refresh(self) -> bool:
         return self.context.can_refresh_token() and self.context.oauth_metadata is not None
@@ -231,6 +322,7 @@ class LemonOAuthProvider(OAuthClientProvider):
             access_token=cached.access_token, refresh_token=cached.refresh_token, scope=cached.scope
         )
         self.context.token_expiry_time = cached.expires_at
+        self._bound = cached.token_type == dpop.SCHEME
         try:
             if cached.authorization_server_metadata:
                 meta = OAuthMetadata.model_validate(cached.authorization_server_metadata)
@@ -270,6 +362,7 @@ class LemonOAuthProvider(OAuthClientProvider):
             ),
             authorization_server_metadata=_dump(meta),
             protected_resource_metadata=_dump(prm),
+            token_type=dpop.SCHEME if self._bound else None,
         )
         await anyio.to_thread.run_sync(self.cache.save, record)
 
@@ -283,7 +376,10 @@ class LemonOAuthProvider(OAuthClientProvider):
             self.context.client_metadata.scope = self.settings.scope
         self._check_issuer()
         if self.settings.flow == "client_credentials":
-            return self._client_credentials_request()
+            return self._token_request({"grant_type": "client_credentials"})
+        if self.settings.flow in ("jwt_bearer", "enterprise"):
+            assertion = await self._assertion()
+            return self._token_request({"grant_type": JWT_BEARER, "assertion": assertion})
         self._require_s256()
         try:
             with anyio.fail_after(self.settings.authorization_timeout):
@@ -310,10 +406,33 @@ class LemonOAuthProvider(OAuthClientProvider):
             finally:
                 self._listener = None
 
-    def _client_credentials_request(self) -> httpx2.Request:
-        data = {"grant_type": "client_credentials"}
+    async def _assertion(self) -> str:
+        """The jwt-bearer assertion: the workload's JWT, or for the enterprise flow an ID-JAG
+        the IdP issues for this server's authorization server in exchange for the ID token."""
+        settings = self.settings
+        if settings.flow == "jwt_bearer":
+            assert settings.assertion is not None
+            return await read_token(settings.assertion, what="assertion", server=self.server)
+        assert settings.idp is not None
+        id_token = await read_token(settings.idp.id_token, what="ID token", server=self.server)
+        meta = self.context.oauth_metadata
+        audience = str(meta.issuer) if meta else self.context.auth_server_url
+        return await exchange_for_id_jag(
+            settings.idp,
+            id_token=id_token,
+            audience=audience or self.context.get_authorization_base_url(self.context.server_url),
+            resource=self.context.get_resource_url(),
+            scope=self.context.client_metadata.scope,
+            server=self.server,
+        )
+
+    def _token_request(self, data: dict[str, str]) -> httpx2.Request:
+        """A grant at the token endpoint with the client's authentication, resource and scope."""
         headers = {"Content-Type": "application/x-www-form-urlencoded"}
         data, headers = self.context.prepare_token_auth(data, headers)
+        client = self.context.client_info
+        if client is not None and client.token_endpoint_auth_method == "none":
+            data["client_id"] = client.client_id  # a public client names itself (RFC 6749 3.2.1)
         if self.context.should_include_resource_param(self.context.protocol_version):
             data["resource"] = self.context.get_resource_url()
         if self.context.client_metadata.scope:
@@ -332,6 +451,16 @@ class LemonOAuthProvider(OAuthClientProvider):
 
     def _require_s256(self) -> None:
         meta = self.context.oauth_metadata
+        if meta is None and self.context.protected_resource_metadata is None:
+            # A 2025-03-26 server: no protected-resource and no authorization-server metadata.
+            # That revision's fallback is /authorize, /token and /register at the server's
+            # origin; PKCE S256 is still sent. A server publishing metadata without S256 is
+            # refused (the 2025-06-18+ rule).
+            logger.info(
+                "MCP server %s publishes no OAuth metadata; using the 2025-03-26 default endpoints",
+                self.server,
+            )
+            return
         methods = (meta.code_challenge_methods_supported or []) if meta else []
         if "S256" not in methods:
             raise McpAuthError(
@@ -387,19 +516,35 @@ class LemonOAuthProvider(OAuthClientProvider):
         problem = self._token_problem(response)
         if problem:
             raise McpAuthError(problem, server=self.server)
-        await super()._handle_token_response(response)
+        await super()._handle_token_response(self._note_binding(response))
 
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
         await response.aread()
         problem = self._token_problem(response)
         if problem is None:
-            return await super()._handle_refresh_response(response)
+            return await super()._handle_refresh_response(self._note_binding(response))
         logger.warning("MCP server %s: refresh-token grant failed: %s", self.server, problem)
         self.context.clear_tokens()
         return False
 
     def _token_problem(self, response: httpx2.Response) -> str | None:
-        return token_problem(response, self._scrub)
+        proven = "DPoP" in response.request.headers
+        return token_problem(response, self._scrub, dpop=proven)
+
+    def _note_binding(self, response: httpx2.Response) -> httpx2.Response:
+        """Remember whether the new token is DPoP-bound; the SDK's token model knows only
+        ``Bearer``, so it is handed a copy saying so (the scheme is chosen in ``_prove``)."""
+        try:
+            body = json.loads(response.content)
+        except ValueError:
+            return response
+        if not isinstance(body, dict) or not isinstance(body.get("token_type"), str):
+            return response
+        self._bound = body["token_type"].lower() == "dpop"
+        if not self._bound:
+            return response
+        body["token_type"] = "Bearer"
+        return httpx2.Response(response.status_code, json=body, request=response.request)
 
 
 class _Storage:
@@ -422,6 +567,14 @@ class _Storage:
         await self._provider._persist()
 
 
+_GRANT_TYPES: dict[str, list[str]] = {
+    "authorization_code_pkce": ["authorization_code", "refresh_token"],
+    "client_credentials": ["client_credentials"],
+    "jwt_bearer": [JWT_BEARER],
+    "enterprise": [JWT_BEARER],
+}
+
+
 def _fixed_client(
     settings: OAuthSettings, metadata: OAuthClientMetadata
 ) -> OAuthClientInformationFull | None:
@@ -442,21 +595,30 @@ def _dump(model: OAuthMetadata | ProtectedResourceMetadata | None) -> dict[str, 
 
 
 def resolve_client_secret(settings: OAuthSettings, *, server: str | None = None) -> OAuthSettings:
-    """Fill ``client_secret`` from the secret named by ``client_secret_secret`` (or the env).
+    """Fill ``client_secret`` (and the IdP's) from the secret named by ``client_secret_secret``
+    (or the env).
 
     Raises:
-        ConfigError: the named secret is neither stored nor in the environment.
+        ConfigError: a named secret is neither stored nor in the environment.
     """
-    if settings.client_secret or not settings.client_secret_secret:
-        return settings
-    value = secrets.get(settings.client_secret_secret, env_fallback=True)
+    if settings.client_secret_secret and not settings.client_secret:
+        value = _named_secret(settings.client_secret_secret, "oauth.client_secret_secret", server)
+        settings = replace(settings, client_secret=value)
+    idp = settings.idp
+    if idp is not None and idp.client_secret_secret and not idp.client_secret:
+        value = _named_secret(idp.client_secret_secret, "oauth.idp.client_secret_secret", server)
+        settings = replace(settings, idp=replace(idp, client_secret=value))
+    return settings
+
+
+def _named_secret(name: str, key: str, server: str | None) -> str:
+    value = secrets.get(name, env_fallback=True)
     if not value:
         raise ConfigError(
-            f"oauth.client_secret_secret {settings.client_secret_secret!r} is not set"
-            + (f" (server {server!r})" if server else ""),
+            f"{key} {name!r} is not set" + (f" (server {server!r})" if server else ""),
             hint="store it with lemon_skills.secrets.set(NAME, VALUE) or export it as NAME",
         )
-    return replace(settings, client_secret=value)
+    return value
 
 
 def build_auth(

@@ -38,6 +38,8 @@ class CachedTokens:
     client_info: Mapping[str, Any] | None = None
     authorization_server_metadata: Mapping[str, Any] | None = None
     protected_resource_metadata: Mapping[str, Any] | None = None
+    #: ``DPoP`` for a token bound to the key kept next to it (else a bearer token).
+    token_type: str | None = None
 
     def __repr__(self) -> str:
         # tokens must never reach a log line or an error through repr()

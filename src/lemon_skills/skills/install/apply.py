@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ from lemon_skills.errors import InstallError, LemonSkillsError, ManifestError
 from lemon_skills.skills.audit.model import AuditFinding, AuditReport
 from lemon_skills.skills.audit.scan import audit
 from lemon_skills.skills.bundle import collect
+from lemon_skills.skills.discovery import Scan
+from lemon_skills.skills.hosts import plugins
 from lemon_skills.skills.install import lockfile
 from lemon_skills.skills.install.plan import Found, InstallPlan, lock_record
 from lemon_skills.skills.install.review import (
@@ -51,6 +53,8 @@ class Staged:
     path: Path
     report: AuditReport
     lint: tuple[str, ...] = ()
+    #: The verified signature (what the lock records), None for an unsigned skill.
+    signature: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,7 +113,24 @@ def find_skills(root: Path) -> list[Found]:
                     for g in sorted(child.iterdir())
                     if g.is_dir() and not g.is_symlink() and _has_skill_file(g)
                 )
-    return out
+    return _with_bundles(root, out)
+
+
+def _with_bundles(root: Path, found: list[Found]) -> list[Found]:
+    """``found`` plus the skills of the plugin, extension or marketplace at ``root``, each
+    carrying its bundle (a marketplace's plugins live below ``skills/``)."""
+    by_rel = {f.rel: f for f in found}
+    for sd in plugins.find(root, Scan()):
+        if not sd.path.is_dir() or sd.path.is_symlink():
+            continue
+        for child in sorted(sd.path.iterdir()):
+            if sd.only is not None and child.name not in sd.only:
+                continue
+            if child.is_symlink() or not child.is_dir() or not _has_skill_file(child):
+                continue
+            rel = child.relative_to(root).as_posix()
+            by_rel[rel] = replace(_found(child, rel), bundle=sd.bundle)
+    return [by_rel[r] for r in sorted(by_rel)]
 
 
 def _has_skill_file(d: Path) -> bool:
@@ -304,6 +325,8 @@ def activate_all(
                 now=now,
                 previous=previous.get(s.plan.key) if s.plan.replaces else None,
             )
+            if s.signature is not None:
+                rec["signature"] = dict(s.signature)
             act.activate(s.path, s.plan.destination)
             act.record(s.plan.key, rec)
             recs.append(rec)

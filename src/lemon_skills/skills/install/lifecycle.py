@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -40,7 +40,7 @@ from lemon_skills.skills import enablement
 from lemon_skills.skills.audit.model import AuditReport
 from lemon_skills.skills.bundle import Drift, bundle_hash, collect, drift, file_hashes
 from lemon_skills.skills.install import apply as installer
-from lemon_skills.skills.install import lockfile
+from lemon_skills.skills.install import lockfile, signature
 from lemon_skills.skills.install.apply import Policy
 from lemon_skills.skills.install.plan import (
     InstallPlan,
@@ -98,6 +98,8 @@ class VerifyResult:
     changed: tuple[str, ...] = ()
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
+    #: The signature verified at install (kind, identity, issuer, digest), if it had one.
+    signature: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -109,6 +111,7 @@ class VerifyResult:
             "changed": list(self.changed),
             "added": list(self.added),
             "removed": list(self.removed),
+            "signature": None if self.signature is None else dict(self.signature),
         }
 
 
@@ -218,6 +221,8 @@ def _update(
             key=key, scope=sc, destination=dest, found=found[0], spec=spec, replaces=present
         )
         staged = installer.stage_skill(plan, fetched.root)
+        trust = signature.trust_for(where, signature.from_record(rec.get("signature")))
+        staged = replace(staged, signature=signature.record(staged.path, trust, key=key))
         if present and not force and staged.report.bundle_hash == rec.get("bundle_hash"):
             # The repository moved on but this skill did not: remember the commit, touch nothing.
             lockfile.put(lock, key, {**rec, "commit": fetched.commit})
@@ -379,6 +384,7 @@ def verify(
                     changed=d.changed,
                     added=d.added,
                     removed=d.removed,
+                    signature=rec.get("signature"),
                 )
             )
     return out

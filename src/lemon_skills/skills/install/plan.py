@@ -17,6 +17,7 @@ from lemon_skills.paths import Scope
 from lemon_skills.skills.audit.model import AuditFinding, AuditReport
 from lemon_skills.skills.install.review import ApprovedBy
 from lemon_skills.skills.install.sources import SourceSpec, Trust
+from lemon_skills.skills.model import SkillBundle
 from lemon_skills.skills.naming import skill_key
 
 
@@ -27,9 +28,17 @@ class Found:
     rel: str
     dir_name: str
     declared: str | None = None
+    #: The plugin or extension the skill is part of, when the source is a bundle.
+    bundle: SkillBundle | None = None
 
     def matches(self, wanted: str) -> bool:
-        """True when the user's ``--skill`` value names this skill."""
+        """True when the user's ``--skill`` value names this skill (``PLUGIN:SKILL``, or
+        ``PLUGIN:*`` for every skill of one plugin or marketplace entry)."""
+        if self.bundle is not None and wanted in (
+            f"{self.bundle.name}:{self.dir_name}",
+            f"{self.bundle.name}:*",
+        ):
+            return True
         return wanted in (self.rel, self.dir_name, self.declared)
 
 
@@ -66,7 +75,9 @@ def choose(
             hit = [f for f in found if f.matches(w)]
             if not hit:
                 raise SourceError(f"{source} has no skill named {w!r}; it holds: {names}")
-            out.extend(h for h in hit[:1] if h not in out)
+            # ``PLUGIN:*`` names a whole plugin; any other name one skill.
+            take = hit if w.endswith(":*") else hit[:1]
+            out.extend(h for h in take if h not in out)
         return out
     if all_ or len(found) == 1:
         return list(found)
@@ -164,6 +175,7 @@ def lock_record(
         "approved_by": approved_by,
         "installed_at": installed_at,
         "updated_at": stamp,
+        **({"bundle": plan.found.bundle.to_dict()} if plan.found.bundle else {}),
     }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from lemon_skills.paths import PathArg, Scope, explicit_scope, resolve_cwd, scop
 from lemon_skills.skills import discovery
 from lemon_skills.skills.audit.model import AuditReport
 from lemon_skills.skills.install import apply as installer
-from lemon_skills.skills.install import lockfile
+from lemon_skills.skills.install import lockfile, signature
 from lemon_skills.skills.install.apply import Policy
 from lemon_skills.skills.install.plan import choose, plan_install
 from lemon_skills.skills.install.review import Approver
@@ -66,6 +66,11 @@ def install(
     skill: str | None = None,
     name: str | None = None,
     progress: ProgressFn | None = None,
+    require_signature: bool = False,
+    identity: str | None = None,
+    issuer: str | None = None,
+    trust_root: PathArg = None,
+    signing_key: PathArg = None,
 ) -> Entry:
     """Install one skill from a local directory, a git URL or ``gh:owner/repo``.
 
@@ -92,6 +97,11 @@ def install(
         skills=[skill] if skill else [],
         name=name,
         progress=progress,
+        require_signature=require_signature,
+        identity=identity,
+        issuer=issuer,
+        trust_root=trust_root,
+        signing_key=signing_key,
     )
     entry = results[0].entry
     if entry is None:
@@ -116,17 +126,35 @@ def install_many(
     name: str | None = None,
     progress: ProgressFn | None = None,
     now: datetime | None = None,
+    require_signature: bool = False,
+    identity: str | None = None,
+    issuer: str | None = None,
+    trust_root: PathArg = None,
+    signing_key: PathArg = None,
 ) -> list[InstallResult]:
     """Install the chosen skills (``skills``, or ``all_``) of a source as one transaction.
 
     Every skill is audited and approved before any is activated; if one fails, none is
-    installed. Raises as ``install``.
+    installed. A skill with a signature (``skill.sigstore.json``) is verified against the
+    identity, issuer, trust root or key given here or in skills.json ``signatures``; with
+    ``require_signature`` (or ``"signatures": "required"``) an unsigned one is refused.
+    Raises as ``install``; a signature that does not verify raises ``TrustPolicyViolation``.
     """
     where = resolve_cwd(cwd)
     sc = explicit_scope(global_, scope) or "global"
     spec = resolve(source, ref=ref, path=path, cwd=where)
     skill_root = scope_skill_dir(sc, where)
     policy = Policy(approve=approve, approver=approver, allow_warnings=allow_warnings)
+    trust = signature.trust_for(
+        where,
+        signature.Trust(
+            required=require_signature,
+            identity=identity,
+            issuer=issuer,
+            trust_root=Path(trust_root) if trust_root is not None else None,
+            key=Path(signing_key) if signing_key is not None else None,
+        ),
+    )
     with installer.staging(skill_root) as stage:
         fetched = installer.fetch(spec, stage, progress)
         chosen = choose(
@@ -143,6 +171,10 @@ def install_many(
             name=name,
         )
         staged = [installer.stage_skill(p, fetched.root) for p in plans]
+        # Before approval: a signature that does not verify is refused, not offered for review.
+        staged = [
+            replace(s, signature=signature.record(s.path, trust, key=s.plan.key)) for s in staged
+        ]
         decisions = installer.approve_all(staged, policy, commit=fetched.commit)
         records = installer.activate_all(
             staged,
