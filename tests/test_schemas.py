@@ -133,3 +133,8 @@ def test_an_unconvertible_tool_is_left_out_with_its_reason_not_the_whole_list():
     with pytest.raises(SchemaConversionError, match="any JSON value"):
         schemas.to_openai_strict({"type": "object", "properties": {"v": {}}})
     assert bad.to_openai()["function"]["parameters"] == recursive  # plain export keeps it
+
+
+def test_restoring_arguments_of_a_schema_that_cannot_be_converted_changes_nothing():
+    schema = {"type": "object", "properties": {"r": {"$ref": "https://example.invalid/x.json"}}}
+    assert schemas.restore_args(schema, {"r": None}) == {"r": None}

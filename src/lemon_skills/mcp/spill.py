@@ -41,7 +41,10 @@ def over_budget(result: ToolResult, budget_tokens: int) -> bool:
     limit = budget_tokens * CHARS_PER_TOKEN
     if len(result.text) > limit:
         return True
-    return any(len(_payload(b)) > limit for b in result.content)
+    for block in result.content:
+        if block.get("type") != "text" and len(_payload(block)) > limit:
+            return True
+    return False
 
 
 def spill(result: ToolResult, budget_tokens: int, *, mime: str = "text/plain") -> ToolResult:

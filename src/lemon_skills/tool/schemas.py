@@ -99,7 +99,11 @@ def restore_args(schema: Mapping[str, Any], args: Mapping[str, Any]) -> dict[str
     Drops ``null`` values the original does not accept and decodes free-form objects sent as
     JSON text; anything else is left as is (validation against the original has the last word).
     """
-    value = _restore(_root(schema), dict(args))
+    try:
+        root = _root(schema)
+    except SchemaConversionError:
+        return dict(args)  # never converted, so nothing to undo
+    value = _restore(root, dict(args))
     return value if isinstance(value, dict) else dict(args)
 
 
