@@ -31,3 +31,15 @@ def test_parameters_are_validated_on_every_call_with_a_precise_reason():
 def test_an_invalid_schema_does_not_make_the_tool_uncallable():
     tool = Tool(name="odd", description="d", parameters={"type": "no-such-type"}, handler=_echo)
     assert not tool.call({"anything": 1}).is_error
+
+
+def test_text_and_definitions_are_estimated_by_one_ratio():
+    from lemon_skills.tool import estimate_tokens
+
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcd") == 1
+    assert estimate_tokens("abcde") == 2  # a started token counts
+    definition = {"name": "echo", "description": "Echo a message back."}
+    assert estimate_tokens(definition) == estimate_tokens(
+        '{"name":"echo","description":"Echo a message back."}'
+    )

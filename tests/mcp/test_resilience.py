@@ -31,8 +31,10 @@ def flaky_entry(name: str = "flaky", **extra: Any) -> dict[str, Any]:
     )
 
 
-def test_progress_keeps_a_long_call_alive_and_reaches_the_caller(make_source, state):
-    source = make_source([flaky_entry(timeout_ms=600)])
+def test_progress_restarts_the_timeout_up_to_the_cap_and_a_timeout_cancels_on_the_server(
+    make_source, state
+):
+    source = make_source([flaky_entry(timeout_ms=600, max_total_timeout_ms=2500)])
     seen: list[tuple[float, float | None, str | None]] = []
     result = source.call_tool(
         "mcp_flaky_long",
@@ -41,37 +43,25 @@ def test_progress_keeps_a_long_call_alive_and_reaches_the_caller(make_source, st
     )
     assert result.text == "done"
     assert seen[0] == (1.0, 6.0, "step 1") and len(seen) == 6
-
-
-def test_progress_cannot_extend_a_call_past_its_total_cap(make_source, state):
-    source = make_source([flaky_entry(timeout_ms=600, max_total_timeout_ms=900)])
-    with pytest.raises(McpToolError, match="maximum of 0.9 s"):
-        source.call_tool("mcp_flaky_long", {"seconds": 5, "every": 0.2})
-
-
-def test_a_timed_out_call_is_cancelled_on_the_server(make_source, state):
-    source = make_source([flaky_entry()])
     with pytest.raises(McpToolError, match="timed out after 0.3 s"):
         source.call_tool("mcp_flaky_long", {"seconds": 5, "every": 5}, timeout=0.3)
     deadline = time.monotonic() + 5
     while not (state / "cancelled").exists() and time.monotonic() < deadline:
         source.call_tool("mcp_flaky_count")  # drives the loop while the server reacts
     assert (state / "cancelled").exists()
+    with pytest.raises(McpToolError, match="maximum of 2.5 s"):
+        source.call_tool("mcp_flaky_long", {"seconds": 10, "every": 0.2})
 
 
-def test_a_call_in_flight_when_the_server_dies_is_not_sent_again(make_source, state):
+def test_a_call_in_flight_when_the_server_dies_is_not_sent_again_but_a_read_is(make_source, state):
     source = make_source([flaky_entry()])
     with pytest.raises(McpToolError, match="may have run") as err:
         source.call_tool("mcp_flaky_crash")
     assert "going down now" in str(err.value)
     assert (state / "crash.runs").read_text() == "1"
     assert source.call_tool("mcp_flaky_count").text == "1"  # respawned for the next call
-
-
-def test_a_read_in_flight_when_the_server_dies_is_retried_once(make_source, state):
-    source = make_source([flaky_entry()])
     read = source.call_tool("mcp_flaky_resource_read", {"uri": "flaky://once"})
-    assert read.text == "second time"
+    assert read.text == "second time" and (state / "once.seen").exists()
 
 
 def test_a_stale_http_session_is_reopened_and_the_refused_call_sent_again(
@@ -123,3 +113,33 @@ class ForgetSessions:
             if session:
                 self.seen.add(session)
         await self.app(scope, receive, send)
+
+
+def test_progress_and_cancellation_over_streamable_http(make_source, serve, state):
+    served = serve(flaky.http_app())
+    source = make_source([{"name": "h", "url": served.url("/mcp"), "timeout_ms": 600}])
+    seen: list[float] = []
+    done = source.call_tool(
+        "mcp_h_long", {"seconds": 1.5, "every": 0.25}, on_progress=lambda p, t, m: seen.append(p)
+    )
+    assert done.text == "done" and seen == [1, 2, 3, 4, 5, 6]
+    with pytest.raises(McpToolError, match="timed out after 0.3 s"):
+        source.call_tool("mcp_h_long", {"seconds": 5, "every": 5}, timeout=0.3)
+    deadline = time.monotonic() + 5
+    while not (state / "cancelled").exists() and time.monotonic() < deadline:
+        source.call_tool("mcp_h_count")
+    assert (state / "cancelled").exists()
+
+
+def test_the_cli_shows_progress_on_a_terminal(project, state, capsys, monkeypatch):
+    from lemon_skills.cli import main
+
+    (project / ".lemon").mkdir()
+    doc = {"servers": [flaky_entry(timeout_ms=5000)]}
+    (project / ".lemon" / "mcp.json").write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    args = ["mcp", "call", "mcp_flaky_long", "--args", '{"seconds": 0.2, "every": 0.1}']
+    assert main([*args, "--cwd", str(project)]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == "done"
+    assert "progress 1/2: step 1" in err and "progress 2/2: step 2" in err

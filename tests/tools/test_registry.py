@@ -117,3 +117,29 @@ def test_the_default_registry_uses_the_configured_mcp_servers(project):
     finally:
         reset_default_source()
         settings.reset()
+
+
+def test_search_mode_defers_mcp_tools_behind_tool_search():
+    from lemon_skills.tool import to_anthropic, to_openai
+
+    source = McpSource([smoke("fx", always_load=["fail"])], include_config=False)
+    try:
+        registry = ToolRegistry(builtins=[make_tool("builtin", "a built-in")], mcp_source=source)
+        everything = registry.select_tools(mode="all")
+        sel = registry.select_tools(request="echo a message", mode="search", top_k=1)
+        sent = [t.name for t in sel.tools]
+        assert sent == ["builtin", "mcp_fx_echo", "mcp_fx_fail", "tool_search"]
+        assert sel.tokens_sent < everything.tokens_sent == sel.tokens_all
+        assert set(sel.deferred) == {t.name for t in everything.tools} - set(sent)
+        # A budget the definitions fit comfortably in keeps every tool; a small one defers.
+        assert registry.select_tools(budget=100 * sel.tokens_all).mode == "all"
+        assert registry.select_tools(budget=sel.tokens_all, request="echo").mode == "search"
+        found = next(t for t in sel.tools if t.name == "tool_search").call(
+            {"query": "read a resource"}
+        )
+        loaded = [registry.get_tool(n) for n in found.details["names"]]
+        assert loaded and all(t is not None for t in loaded)
+        assert found.details["openai"] == to_openai(loaded)  # type: ignore[arg-type]
+        assert found.details["anthropic"] == to_anthropic(loaded)  # type: ignore[arg-type]
+    finally:
+        source.close()

@@ -130,6 +130,8 @@ def status_cmd(
     ]
     table(["SERVER", "TRANSPORT", "STATE", "TOOLS/RES/PROMPTS", "POLICY", "LAST ERROR"], rows)
     _print_held(data["servers"])
+    if not rows and not data["disabled"]:
+        note("no MCP servers configured (see `lemon mcp --help`)")
     if only is not None:
         _print_stderr(data["servers"].get(only, {}))
     for conflict in data.get("conflicts", []):
@@ -195,18 +197,43 @@ def _listing_help(summary: str) -> Callable[[F], F]:
 )
 @cwd_option
 @json_option
-@_listing_help("List the model-facing tools (mcp_<server>_<tool>) of the connected servers.")
+@click.option(
+    "--for",
+    "request",
+    default=None,
+    help="Only the tools that fit this request, best first (nothing when none fits).",
+)
+@click.option("--explain", is_flag=True, help="With --for: show what each score is made of.")
+@click.option("--max-results", "-n", default=5, show_default=True, type=click.IntRange(1))
+@_listing_help(
+    "List the model-facing tools (mcp_<server>_<tool>) of the connected servers, or with\n"
+    "--for REQUEST rank them for a request."
+)
 def tools_cmd(
     server: str | None = None,
     fmt: str | None = None,
     cwd: Path | None = None,
     as_json: bool = False,
+    request: str | None = None,
+    explain: bool = False,
+    max_results: int = 5,
 ) -> int:
+    from lemon_skills.cli.toolsearch import show_matches
+    from lemon_skills.mcp.toolsearch import find_tools
+
     with _source(cwd) as source:
         report = source.report("tools", server=server, progress=_progress())
+        servers = [server] if server else None
+        found = (
+            find_tools(request, max_results=max_results, servers=servers, source=source)
+            if request is not None
+            else None
+        )
         held = source.status()["servers"]
     _print_held({k: v for k, v in held.items() if server is None or k == server})
-    if fmt is not None:
+    if found is not None:
+        show_matches(found, explain=explain, as_json=as_json)
+    elif fmt is not None:
         _emit_provider_tools(report.rows, "openai-strict" if fmt == "openai" else fmt)
     elif as_json:
         emit_json([_tool_row(r) for r in report.rows])
@@ -545,3 +572,12 @@ def _print_issues_dicts(issues: list[dict[str, Any]]) -> None:
         if issue.get("name"):
             where += f" ({issue['name']})"
         click.secho(f"invalid {where}: {issue['reason']}", err=True, fg="red")
+
+
+def _register_eval() -> None:
+    from lemon_skills.cli.toolsearch import eval_cmd
+
+    mcp.add_command(eval_cmd)
+
+
+_register_eval()

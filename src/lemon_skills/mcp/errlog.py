@@ -181,8 +181,13 @@ def read_log(path: Path, *, max_bytes: int = DISK_BYTES) -> bytes:
 
 
 def follow(path: Path, *, poll_s: float = 0.5) -> Iterator[bytes]:
-    """Yield what is appended to ``path`` from now on (across rotations), forever."""
-    offset = path.stat().st_size if path.exists() else 0
+    """What is appended to ``path`` after this call (across rotations), as it comes; the
+    iterator never ends."""
+    start = path.stat().st_size if path.exists() else 0
+    return _follow(path, start, poll_s)
+
+
+def _follow(path: Path, offset: int, poll_s: float) -> Iterator[bytes]:
     while True:
         try:
             size = path.stat().st_size

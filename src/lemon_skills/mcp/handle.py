@@ -60,6 +60,7 @@ class ServerHandle:
     stopped: bool = False
     protocol_version: str | None = None
     server_info: dict[str, Any] | None = None
+    instructions: str | None = None
     #: The ``httpx2.Auth`` of the last attempt (kept for its status) and, for a server that
     #: answered 401 without ``oauth``, what it asked for.
     auth: Any = None

@@ -437,6 +437,7 @@ class McpManager:
         h.auth_required = None
         h.protocol_version = client.protocol_version
         h.server_info = info.model_dump(mode="json", exclude_none=True) if info else None
+        h.instructions = client.instructions
         h.notify()
 
     def _down(self, h: ServerHandle, *, forced: bool, lived: float | None) -> None:

@@ -293,6 +293,12 @@ class McpSource:
         where = self._dir(cwd)
         return self._rt.run(lambda: self._specs(where))
 
+    def catalogue(self, cwd: PathArg = None) -> View | None:
+        """The catalogue of the last discovery for ``cwd`` (specs, server instructions and its
+        ``generation``), or None before the first; no I/O, so it starts no server."""
+        core = self._rt.core
+        return core.discovered(self._dir(cwd)) if core is not None else None
+
     def naming_conflicts(self, cwd: PathArg = None) -> list[dict[str, Any]]:
         """Tool names that several MCP tools wanted in ``cwd`` and how each was resolved
         (from the last discovery; no I/O)."""

@@ -22,7 +22,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 
 from lemon_skills.errors import LemonSkillsError, McpToolError
-from lemon_skills.mcp.catalog import pins
+from lemon_skills.mcp.catalog import pinning
 from lemon_skills.mcp.catalog.build import CatalogEntry, ToolSpec, build
 from lemon_skills.mcp.catalog.filters import prompt_allowed, resource_allowed
 from lemon_skills.mcp.catalog.naming import NameConflict
@@ -61,6 +61,10 @@ class View:
     specs: list[ToolSpec] = field(default_factory=list)
     by_name: dict[str, ToolSpec] = field(default_factory=dict)
     conflicts: list[NameConflict] = field(default_factory=list)
+    #: Each connected server's ``instructions`` (from its initialize result), by server name.
+    instructions: dict[str, str] = field(default_factory=dict)
+    #: Tool ranking indexes of this catalogue version, by server subset (see ``toolsearch``).
+    search: dict[Any, Any] = field(default_factory=dict)
     versions: tuple[int, ...] | None = None
     refreshed_at: float | None = None
     generation: int = 0
@@ -90,7 +94,7 @@ class SourceCore:
         # for calls that name no directory.
         self._latest: dict[str, ToolSpec] = {}
         #: Pinning's verdict on each handle's listing: key -> (listing version, review).
-        self._reviews: dict[str, tuple[int, pins.Review]] = {}
+        self._reviews: dict[str, tuple[int, pinning.Review]] = {}
 
     def view(self, cwd: Path) -> View:
         """The (possibly new) view for ``cwd``; reloads config when its sources changed."""
@@ -112,6 +116,11 @@ class SourceCore:
             self._reindex()
         self._views.move_to_end(cwd)
         return view
+
+    def discovered(self, cwd: Path) -> View | None:
+        """``cwd``'s view once a discovery has built its catalogue (no I/O)."""
+        view = self._views.get(cwd)
+        return view if view is not None and view.versions is not None else None
 
     def conflicts(self, cwd: Path) -> list[dict[str, Any]]:
         """Naming conflicts of ``cwd``'s last catalogue (no I/O, safe from any thread)."""
@@ -329,40 +338,46 @@ class SourceCore:
         versions = tuple(h.version for h in view.handles)
         if versions == view.versions:
             return
+        # The view's config, not the handle's: a handle is shared by entries that differ only
+        # in what they pin.
+        pins = {cfg.name: cfg.always_load for cfg in view.config.active()}
         entries = [
             CatalogEntry(
                 server=h.name,
                 key=h.key,
                 filters=h.config.filters,
                 listing=h.listing,
+                always_load=pins.get(h.name, h.config.always_load),
                 withheld=self._withheld(h),
                 policy=h.config.policy,
             )
             for h in view.handles
         ]
+        view.instructions = {h.name: h.instructions for h in view.handles if h.instructions}
         view.specs, view.conflicts = build(entries)
+        view.search = {}
         view.by_name = {s.name: s for s in view.specs}
         view.versions = versions
         view.generation = next(_generations)
         self._reindex()
 
-    def review(self, h: ServerHandle) -> pins.Review:
+    def review(self, h: ServerHandle) -> pinning.Review:
         """Pinning's verdict on ``h``'s current listing (checked once per listing)."""
         if h.config.policy.pinning == "off" or not h.listing.tools:
-            return pins.Review()
+            return pinning.Review()
         hit = self._reviews.get(h.key)
         if hit is not None and hit[0] == h.version:
             return hit[1]
         try:
-            verdict = pins.review(h.name, h.listing.tools)
+            verdict = pinning.review(h.name, h.listing.tools)
         except LemonSkillsError as exc:  # an unreadable pins file must not hide every server
-            verdict = pins.Review({"*": f"pins unreadable: {exc}"})
+            verdict = pinning.Review({"*": f"pins unreadable: {exc}"})
         self._reviews[h.key] = (h.version, verdict)
         return verdict
 
     def approve_changes(self, h: ServerHandle) -> list[str]:
         """Pin ``h``'s tools as listed now and rebuild the catalogues that show them."""
-        changed = pins.approve(h.name, h.listing.tools)
+        changed = pinning.approve(h.name, h.listing.tools)
         self._reviews.pop(h.key, None)
         for view in self._views.values():
             if h in view.handles:

@@ -3,7 +3,8 @@
 A tool never raises into the agent loop: bad parameters, domain errors and crashes all come
 back as a ``ToolResult`` with ``is_error=True`` and text the model can act on. Exporters give
 the OpenAI (plain or strict), Anthropic and Gemini tool formats; ``parameters`` stays the
-original schema, which validates every call.
+original schema, which validates every call. ``estimate_tokens`` is the one estimate of what a
+definition or a prompt text costs in model tokens.
 """
 
 from __future__ import annotations

@@ -22,6 +22,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from lemon_skills.paths import resolve_cwd
 from lemon_skills.tool import Tool, ToolOrigin
+from lemon_skills.tools.deferred import (
+    DEFAULT_SHARE,
+    DEFAULT_TOP_K,
+    Mode,
+    RankFn,
+    ToolSelection,
+    select,
+)
 
 if TYPE_CHECKING:
     from lemon_skills.mcp.source import McpSource
@@ -123,16 +131,58 @@ class ToolRegistry:
         """Add extension tools: a ``Tool``, a list of them, or ``fn(cwd) -> tools``."""
         self._register("extension", provider, name)
 
-    def get_tools(self, cwd: str | Path | None = None, *, include_mcp: bool = True) -> list[Tool]:
-        """Every tool for ``cwd``, built-ins first, each name once."""
-        return self._resolve(cwd, self._mcp_tools(cwd) if include_mcp else _NO_MCP)[0]
+    def get_tools(
+        self,
+        cwd: str | Path | None = None,
+        *,
+        include_mcp: bool = True,
+        request: str | None = None,
+        budget: int | None = None,
+        mode: Mode = "auto",
+    ) -> list[Tool]:
+        """The tools to give the model in ``cwd``, built-ins first, each name once.
+
+        ``mode="all"`` gives every tool. ``"search"`` defers MCP tools: the model gets the
+        other tools, the MCP tools pinned by ``always_load``, the best ones for ``request``
+        and ``tool_search`` to find the rest. ``"auto"`` is ``search`` when all definitions
+        would take more than 10% of ``budget`` (context tokens), else ``all`` (so without a
+        budget, every tool). ``select_tools`` says what was sent and what it cost.
+        """
+        return list(
+            self.select_tools(
+                cwd, include_mcp=include_mcp, request=request, budget=budget, mode=mode
+            ).tools
+        )
+
+    def select_tools(
+        self,
+        cwd: str | Path | None = None,
+        *,
+        include_mcp: bool = True,
+        request: str | None = None,
+        budget: int | None = None,
+        mode: Mode = "auto",
+        share: float = DEFAULT_SHARE,
+        top_k: int = DEFAULT_TOP_K,
+    ) -> ToolSelection:
+        """``get_tools`` with its account: the mode applied, the tools sent, the deferred
+        names and the estimated tokens of all definitions and of those sent."""
+        mcp = self._mcp_tools(cwd) if include_mcp else _NO_MCP
+        return self._select(cwd, mcp, _Ask(request, budget, mode, share, top_k))
 
     async def aget_tools(
-        self, cwd: str | Path | None = None, *, include_mcp: bool = True
+        self,
+        cwd: str | Path | None = None,
+        *,
+        include_mcp: bool = True,
+        request: str | None = None,
+        budget: int | None = None,
+        mode: Mode = "auto",
     ) -> list[Tool]:
         """``get_tools`` from async code (MCP discovery awaited, not blocking the loop)."""
         mcp = await self._amcp_tools(cwd) if include_mcp else _NO_MCP
-        return self._resolve(cwd, mcp)[0]
+        ask = _Ask(request, budget, mode, DEFAULT_SHARE, DEFAULT_TOP_K)
+        return list(self._select(cwd, mcp, ask).tools)
 
     def get_tool(self, name: str, cwd: str | Path | None = None) -> Tool | None:
         """The tool that wins ``name`` in ``cwd``, if any."""
@@ -141,6 +191,21 @@ class ToolRegistry:
     def conflict_report(self, cwd: str | Path | None = None) -> ConflictReport:
         """Counts, conflicts and load errors of ``get_tools(cwd)``."""
         return self._resolve(cwd, self._mcp_tools(cwd))[1]
+
+    def _select(self, cwd: str | Path | None, mcp: _McpPart, ask: _Ask) -> ToolSelection:
+        tools = self._resolve(cwd, mcp)[0]
+        mine = {id(t) for t in mcp.tools}
+        return select(
+            tools,
+            deferrable=[t.name for t in tools if id(t) in mine],
+            pinned=mcp.pinned,
+            rank=mcp.rank,
+            request=ask.request,
+            budget=ask.budget,
+            mode=ask.mode,
+            share=ask.share,
+            top_k=ask.top_k,
+        )
 
     def _register(self, origin: ToolOrigin, provider: ToolProvider, name: str | None) -> None:
         label = name or getattr(provider, "__qualname__", None) or getattr(provider, "name", None)
@@ -180,7 +245,7 @@ class ToolRegistry:
             tools = source.discover_tools(cwd)
         except Exception as exc:  # MCP trouble must never cost the agent its other tools
             return _mcp_failure(exc)
-        return _McpPart(tools, (), tuple(source.naming_conflicts(cwd)))
+        return _mcp_part(source, cwd, tools)
 
     async def _amcp_tools(self, cwd: str | Path | None) -> _McpPart:
         source = self._mcp()
@@ -190,7 +255,22 @@ class ToolRegistry:
             tools = await source.adiscover_tools(cwd)
         except Exception as exc:  # MCP trouble must never cost the agent its other tools
             return _mcp_failure(exc)
-        return _McpPart(tools, (), tuple(source.naming_conflicts(cwd)))
+        return _mcp_part(source, cwd, tools)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ask:
+    """What a caller asked ``select_tools`` for."""
+
+    request: str | None
+    budget: int | None
+    mode: Mode
+    share: float
+    top_k: int
+
+
+def _no_rank(query: str, limit: int) -> list[str]:
+    return []
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +278,20 @@ class _McpPart:
     tools: list[Tool]
     errors: tuple[dict[str, str], ...]
     conflicts: tuple[dict[str, Any], ...]
+    pinned: tuple[str, ...] = ()
+    rank: RankFn = _no_rank
+
+
+def _mcp_part(source: McpSource, cwd: str | Path | None, tools: list[Tool]) -> _McpPart:
+    from lemon_skills.mcp.toolsearch import find_tools
+
+    view = source.catalogue(cwd)
+    pinned = tuple(s.name for s in view.specs if s.always_load) if view is not None else ()
+
+    def rank(query: str, limit: int) -> list[str]:
+        return [m.spec.name for m in find_tools(query, cwd=cwd, max_results=limit, source=source)]
+
+    return _McpPart(tools, (), tuple(source.naming_conflicts(cwd)), pinned, rank)
 
 
 _NO_MCP = _McpPart([], (), ())

@@ -77,3 +77,32 @@ def test_templates_alone_keep_the_resource_tools_and_a_failed_listing_keeps_its_
     prompt = types.Prompt(name="brief")
     assert kinds(entry(Listing(prompts=(prompt,), capabilities={"tools": True}))) == set()
     assert kinds(entry(Listing(prompts=(prompt,), capabilities=caps))) == PROMPT_TOOLS
+
+
+def test_always_load_marks_the_pinned_tools_and_titles_are_kept():
+    tools = tuple(
+        types.Tool(name=n, title=f"{n} title", input_schema={"type": "object"})
+        for n in ("status", "log")
+    )
+    listing = Listing(tools=tools)
+    one = CatalogEntry(
+        server="git", key="g", filters=Filters(), listing=listing, always_load=("status",)
+    )
+    specs, _ = build([one])
+    assert {s.target: s.always_load for s in specs} == {"status": True, "log": False}
+    assert {s.title for s in specs} == {"status title", "log title"}
+    every = CatalogEntry(
+        server="git", key="g", filters=Filters(), listing=listing, always_load=("*",)
+    )
+    assert all(s.always_load for s in build([every])[0])
+
+
+def test_the_catalogue_keeps_server_instructions_and_pins_without_starting_servers(make_source):
+    source = make_source([rich("rich", always_load=["echo"])])
+    assert source.catalogue() is None  # nothing discovered yet, and asking starts nothing
+    assert source.status()["servers"]["rich"]["state"] == "pending"
+    source.discover_tools()
+    view = source.catalogue()
+    assert view is not None
+    assert view.instructions == {"rich": "A fixture for weather lookups and echoes."}
+    assert [s.name for s in view.specs if s.always_load] == ["mcp_rich_echo"]

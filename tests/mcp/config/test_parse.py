@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -291,3 +292,18 @@ def test_tool_policy_keys_parse_with_defaults_and_reasons():
         "approve must be never, destructive or always",
         "pinning must be withhold, warn or off",
     ]
+
+
+def test_always_load_pins_every_tool_or_the_named_ones():
+    assert parse_server({"command": "x", "always_load": True}).always_load == ("*",)
+    assert parse_server({"command": "x", "always_load": False}).always_load == ()
+    named = parse_server({"command": "x", "always_load": ["git_status"]})
+    assert named.pins("git_status") and not named.pins("git_log")
+    assert named.to_dict()["always_load"] == ["git_status"]
+    # What a server pins does not make it another server process.
+    assert named.digest() == parse_server({"command": "x"}).digest()
+    _, issues = validate_mcp_servers([{"name": "a", "command": "x", "always_load": "yes"}])
+    assert [i.reason for i in issues] == ["always_load must be true, false or a list of tool names"]
+    from lemon_skills.mcp.config.lint import entry_warnings
+
+    assert entry_warnings({"command": sys.executable, "always_load": True}) == []

@@ -40,6 +40,8 @@ def _ask_model(question: str) -> Sample:
 
 def build(name: str = "Rich Fixture") -> MCPServer[Any]:
     server = fixture_server.build(name=name, version="2.0.0")
+    # What a server says about itself at initialize; tool search ranks by it too.
+    server._lowlevel_server.instructions = "A fixture for weather lookups and echoes."
 
     @server.tool()
     def pid() -> int:

@@ -12,7 +12,7 @@ the catalogue rebuilt, so the utilities appear or go with its items.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from lemon_skills.mcp.catalog.filters import (
@@ -68,6 +68,8 @@ class CatalogEntry:
     #: Tools held back by pinning (changed since pinned, or a suspicious description).
     withheld: frozenset[str] = frozenset()
     policy: ToolPolicy = field(default_factory=ToolPolicy)
+    #: Tool names (as listed) always sent to the model; ``"*"`` pins every tool.
+    always_load: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +83,9 @@ class ToolSpec:
     target: str
     description: str
     input_schema: Mapping[str, Any] = field(default_factory=dict)
+    title: str = ""
+    #: Sent to the model even when deferred loading holds other MCP tools back.
+    always_load: bool = False
     #: A call waits for an operator (the server's ``approve`` policy and the annotations).
     approve: bool = False
 
@@ -98,6 +103,7 @@ class ToolSpec:
             "kind": self.kind,
             "description": self.description,
             "input_schema": dict(self.input_schema),
+            "always_load": self.always_load,
             "needs_approval": self.approve,
         }
 
@@ -108,19 +114,7 @@ def build(entries: Sequence[CatalogEntry]) -> tuple[list[ToolSpec], list[NameCon
     for entry in entries:
         drafts.extend(_server_drafts(entry))
     names, conflicts = assign_tool_names(req for req, _ in drafts)
-    specs = [
-        ToolSpec(
-            name=names[req],
-            server=spec.server,
-            key=spec.key,
-            kind=spec.kind,
-            target=spec.target,
-            description=spec.description,
-            input_schema=spec.input_schema,
-            approve=spec.approve,
-        )
-        for req, spec in drafts
-    ]
+    specs = [replace(spec, name=names[req]) for req, spec in drafts]
     return sorted(specs, key=lambda s: s.name), conflicts
 
 
@@ -137,6 +131,8 @@ def _server_drafts(entry: CatalogEntry) -> list[tuple[NameRequest, ToolSpec]]:
             target=tool.name,
             description=without_hidden(tool.description or ""),
             input_schema=_schema(tool.input_schema),
+            title=tool.title or "",
+            always_load="*" in entry.always_load or tool.name in entry.always_load,
             approve=needs_approval(entry.policy.approve_mode(tool.name), tool.annotations),
         )
         out.append((NameRequest(server=entry.server, item=tool.name), spec))

@@ -58,6 +58,7 @@ ENTRY_KEYS = frozenset(
         *("type", "transport", "name", "enabled", "disabled", "protocol"),
         *("command", "args", "env", "cwd", "url", "headers", "oauth", "sampling"),
         *("sampling_policy", "ready_timeout_ms", "timeout_ms", "max_total_timeout_ms"),
+        "always_load",
         *("max_result_tokens", "approve", "approve_tools", "pinning"),
         *FILTER_KEYS,
     }
@@ -130,6 +131,9 @@ class ServerBase:
     enabled: bool = True
     oauth: Mapping[str, Any] | None = None
     sampling: Mapping[str, Any] | None = None
+    #: Tools sent to the model even when deferred loading holds the others back: tool names
+    #: as the server lists them, or ``("*",)`` for every tool of the server.
+    always_load: tuple[str, ...] = ()
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     origin: Origin = field(default="programmatic", compare=False)
     base_dir: Path | None = field(default=None, compare=False)
@@ -175,7 +179,13 @@ class ServerBase:
             out["oauth"] = {"configured": True}
         if self.sampling is not None:
             out["sampling"] = {"configured": True}
+        if self.always_load:
+            out["always_load"] = list(self.always_load)
         return out
+
+    def pins(self, tool: str) -> bool:
+        """Whether ``always_load`` names ``tool`` (or every tool)."""
+        return "*" in self.always_load or tool in self.always_load
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

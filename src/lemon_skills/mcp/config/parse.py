@@ -262,6 +262,9 @@ def _common_fields(
         problems.extend(oauth_problems(oauth, transport))
         if isinstance(oauth, Mapping):
             out["oauth"] = dict(oauth)
+    pinned = _collect(problems, _always_load, data.get("always_load"))
+    if pinned:
+        out["always_load"] = pinned
     tool_policy = _collect(problems, _tool_policy, data)
     if tool_policy is not None:
         out["policy"] = tool_policy
@@ -382,6 +385,16 @@ def _str_list(key: str, value: object) -> tuple[str, ...]:
     if not all(isinstance(v, str) for v in value):
         raise _Invalid(f"{key} must be a list of strings")
     return tuple(value)
+
+
+def _always_load(value: object) -> tuple[str, ...]:
+    """``true`` pins every tool of the server, a list pins those tools, ``false`` none."""
+    if isinstance(value, bool):
+        return ("*",) if value else ()
+    try:
+        return _str_list("always_load", value)
+    except _Invalid:
+        raise _Invalid("always_load must be true, false or a list of tool names") from None
 
 
 def _str_map(key: str, value: object) -> dict[str, str]:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lemon_skills.mcp.catalog.pins import pins_path
+from lemon_skills.mcp.catalog.pinning import pins_path
 from tests.mcp.servers import policy
 
 SERVER = Path(policy.__file__)

@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lemon_skills.errors import ConfigError
+from lemon_skills.mcp.toolsearch import build_tool_index, find_tools, load_tool_file, rank_tools
+from tests.helpers.mcp import rich
+
+TOOLS = [
+    {
+        "server": "github",
+        "name": "merge_pull_request",
+        "description": "Merge a pull request",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"pull_number": {"type": "number", "description": "Pull request number"}},
+        },
+    },
+    {
+        "server": "github",
+        "name": "create_issue",
+        "description": "Create a new issue in a GitHub repository",
+    },
+    {
+        "server": "mapbox",
+        "name": "ReverseGeocodeTool",
+        "title": "Reverse geocode",
+        "description": "Find the address at a point.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}},
+        },
+    },
+    {
+        "server": "git",
+        "name": "git_status",
+        "description": "Shows the working tree status",
+        "instructions": "Local git repositories: commits, branches, staging area.",
+    },
+    {"server": "git", "name": "git_log", "description": "Shows the commit logs"},
+]
+
+
+@pytest.fixture
+def index(tmp_path: Path):  # type: ignore[no-untyped-def]
+    path = tmp_path / "tools.jsonl"
+    path.write_text("\n".join(json.dumps(t) for t in TOOLS) + "\n", encoding="utf-8")
+    specs, instructions = load_tool_file(path)
+    return build_tool_index(specs, instructions)
+
+
+def names(index, request: str) -> list[str]:  # type: ignore[no-untyped-def]
+    return [m.spec.name for m in rank_tools(index, request)]
+
+
+def test_an_exact_tool_name_comes_first(index):  # type: ignore[no-untyped-def]
+    assert names(index, "git_log")[0] == "mcp_git_git_log"
+    assert names(index, "mcp_github_create_issue")[0] == "mcp_github_create_issue"
+    assert names(index, "ReverseGeocodeTool")[0] == "mcp_mapbox_reversegeocodetool"
+
+
+def test_names_are_split_and_parameters_and_instructions_count(index):  # type: ignore[no-untyped-def]
+    assert names(index, "reverse geocode latitude longitude")[0] == "mcp_mapbox_reversegeocodetool"
+    assert names(index, "merge the pull request")[0] == "mcp_github_merge_pull_request"
+    top = rank_tools(index, "working tree status of the local repositories")[0]
+    assert top.spec.name == "mcp_git_git_status"
+    assert "term:repositori" in top.parts  # from the server's instructions only
+    assert "evidence" in top.parts and "coverage" in top.parts
+
+
+def test_nonsense_gets_no_tool(index):  # type: ignore[no-untyped-def]
+    assert rank_tools(index, "zorblax quuxification") == []
+    assert rank_tools(index, "") == []
+
+
+def test_a_malformed_tool_file_names_the_line(tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"server": "a", "name": "t"}\n{"name": "no server"}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="bad.jsonl:2"):
+        load_tool_file(bad)
+
+
+def test_find_tools_ranks_the_cached_catalogue_and_never_a_blocked_tool(make_source):
+    source = make_source([rich("rich", block_tools=["echo"])])
+    assert find_tools("echo a message", source=source) == []  # nothing discovered: no start
+    assert source.status()["servers"]["rich"]["state"] == "pending"
+    source.discover_tools()
+    found = [m.spec.name for m in find_tools("echo", source=source, max_results=20)]
+    assert "mcp_rich_echo" not in found
+    weather = find_tools("structured weather for a city", source=source)
+    assert weather and weather[0].spec.name == "mcp_rich_structured"
+    assert find_tools("structured", source=source, servers=["other"]) == []
