@@ -60,6 +60,7 @@ def main() -> None:
             "command": sys.executable,
             "args": [str(script)],
             "max_result_tokens": opts.budget,
+            "timeout_ms": 600_000,
         }
         with McpSource([entry], include_config=False) as source:
             source.call_tool("mcp_big_big", {"size": 1000})
