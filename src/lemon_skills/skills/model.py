@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from lemon_skills.skills.compact import compact, expand, listing
 
@@ -45,13 +45,25 @@ def _body_of(text: str) -> str:
     return split_frontmatter(text).body
 
 
-def _remote_body(loader: Callable[[], str]) -> str:
+class RemoteText(Protocol):
+    """SKILL.md of a skill from a remote source."""
+
+    def __call__(self) -> str:
+        """The text for use: verified, approved and audited (raises when it may not be used)."""
+        ...
+
+    def indexable(self) -> str:
+        """The text for ranking only: verified against the listing, never shown."""
+        ...
+
+
+def _remote_body(loader: RemoteText) -> str:
     from lemon_skills.errors import LemonSkillsError
 
     # Like an unreadable file on disk: ranking sees no body; views call ``content()`` and
     # report the refusal.
     try:
-        return _body_of(loader())
+        return _body_of(loader.indexable())
     except LemonSkillsError:
         return ""
 
@@ -98,8 +110,8 @@ class Entry:
     _fields: Mapping[str, Any] | None = field(compare=False)
     #: The MCP server an ``mcp`` entry comes from (None for skills on disk).
     server: str | None = field(compare=False)
-    # Reads SKILL.md of a skill that is not on disk (verified by its source before it returns).
-    _loader: Callable[[], str] | None = field(compare=False)
+    # SKILL.md of a skill that is not on disk, fetched and checked by its source.
+    _loader: RemoteText | None = field(compare=False)
 
     def __init__(
         self,
@@ -119,7 +131,7 @@ class Entry:
         bundle: SkillBundle | None = None,
         file: str | None = None,
         server: str | None = None,
-        loader: Callable[[], str] | None = None,
+        loader: RemoteText | None = None,
     ) -> None:
         init = object.__setattr__
         text = path if isinstance(path, str) else str(path)
@@ -355,7 +367,7 @@ class _MutableEntry:
     _manifest: Manifest | None
     _fields: Mapping[str, Any] | None
     server: str | None
-    _loader: Callable[[], str] | None
+    _loader: RemoteText | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

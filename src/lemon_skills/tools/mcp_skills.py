@@ -37,17 +37,14 @@ def switched_on(cwd: Path | None) -> set[str]:
 
 
 def to_remote(server: str, wire: Sequence[Any]) -> list[RemoteSkill]:
-    """Wire entries as remote skills; names listed twice are told apart by their path."""
-    names: dict[str, int] = {}
-    for w in wire:
-        name = str(w.frontmatter.get("name", ""))
-        names[name] = names.get(name, 0) + 1
+    """Wire entries as remote skills. A skill served under a path prefix
+    (``skill://acme/billing/refunds/SKILL.md``) is keyed by its whole path
+    (``srv:acme.billing.refunds``), so two skills of one name never share a key."""
     out = []
     for w in wire:
         fm = w.frontmatter
         name, description = str(fm.get("name", "")), fm.get("description")
         path = w.uri.split("://", 1)[-1].removesuffix("/SKILL.md")
-        alias = path.replace("/", ".") if names.get(name, 0) > 1 else None
         files = (
             None if w.files is None else tuple(RemoteFile(f.uri, f.digest, f.size) for f in w.files)
         )
@@ -59,7 +56,7 @@ def to_remote(server: str, wire: Sequence[Any]) -> list[RemoteSkill]:
                 description=description if isinstance(description, str) else "",
                 frontmatter=fm,
                 files=files,
-                alias=alias,
+                alias=None if path == name else path.replace("/", "."),
             )
         )
     return out

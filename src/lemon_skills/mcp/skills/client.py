@@ -91,7 +91,7 @@ async def list_skills(session: Any, *, limit: int) -> tuple[list[WireSkill], lis
     problems: list[str] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):
-        params: dict[str, Any] = {"cursor": cursor} if cursor else {}
+        params = types.PaginatedRequestParams(cursor=cursor)
         page = await session.send_request(types.Request(method="skills/list", params=params), _RAW)
         entries = page.get("skills")
         found, bad = parse_entries(entries if isinstance(entries, list) else [])

@@ -65,9 +65,24 @@ def sources() -> Sources:
     return current().service(Sources, _default_sources)
 
 
+@dataclass(frozen=True, slots=True)
+class _Text:
+    skill: RemoteSkill
+    fetch: Fetch
+
+    def __call__(self) -> str:
+        from lemon_skills.skills.remote.load import load_text
+
+        return load_text(self.skill, self.fetch)
+
+    def indexable(self) -> str:
+        from lemon_skills.skills.remote.load import verified_text
+
+        return verified_text(self.skill, self.fetch)
+
+
 def _entry(skill: RemoteSkill, fetch: Fetch, cwd: Path | None) -> Entry:
     from lemon_skills.skills.manifest import build_manifest
-    from lemon_skills.skills.remote.load import load_text
 
     return Entry(
         search_dir=cwd,
@@ -79,7 +94,7 @@ def _entry(skill: RemoteSkill, fetch: Fetch, cwd: Path | None) -> Entry:
         real_path=skill.uri,
         manifest=build_manifest(skill.frontmatter),
         server=skill.server,
-        loader=lambda: load_text(skill, fetch),
+        loader=_Text(skill, fetch),
     )
 
 

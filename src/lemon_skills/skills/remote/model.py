@@ -33,7 +33,7 @@ class RemoteSkill:
     frontmatter: Mapping[str, Any]
     #: Every file with its digest; None when the server publishes none (dynamic skills).
     files: tuple[RemoteFile, ...] | None
-    #: Set by the source when two listed skills share a name: the path that tells them apart.
+    #: The skill path (``/`` as ``.``) when it is more than the name: keys the skill instead.
     alias: str | None = None
 
     @property

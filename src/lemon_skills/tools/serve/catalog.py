@@ -98,18 +98,17 @@ class Catalog:
         self.generation += 1
         return True
 
-    def by_name(self, name: str) -> ServedSkill | None:
-        """The served skill called ``name`` or with key ``name``."""
-        found = self.skills.get(f"skill://{name}/SKILL.md")
-        if found is not None:
-            return found
-        return next((s for s in self.skills.values() if s.entry.key == name), None)
+    def by_name(self, key: str) -> ServedSkill | None:
+        """The served skill of local key ``key``."""
+        return next((s for s in self.skills.values() if s.entry.key == key), None)
 
     def _serve(self, entry: Entry) -> tuple[ServedSkill | None, str]:
         name = entry.name
         if not _NAME.match(name) or len(name) > 64:
             return None, f"name {name!r} breaks the Agent Skills naming rules"
-        root = f"skill://{name}/"
+        # A skill whose folder is not its name keeps the folder as a path prefix, so skills
+        # of one name from different folders stay apart (the name is the last segment).
+        root = f"skill://{name}/" if entry.key == name else f"skill://{entry.key}/{name}/"
         files: list[ServedFile] = []
         total = 0
         for rel in _walk(entry.path):
