@@ -56,6 +56,10 @@ class RemoteText(Protocol):
         """The text for ranking only: verified against the listing, never shown."""
         ...
 
+    def manifest(self) -> Manifest:
+        """The manifest built from the listing's frontmatter (no fetch)."""
+        ...
+
 
 def _remote_body(loader: RemoteText) -> str:
     from lemon_skills.errors import LemonSkillsError
@@ -174,6 +178,9 @@ class Entry:
     def manifest(self) -> Manifest:
         """The parsed frontmatter."""
         m = self._manifest
+        if m is None and self._loader is not None:
+            m = self._loader.manifest()
+            object.__setattr__(self, "_manifest", m)
         if m is None:
             if self._fields is None:
                 from lemon_skills.skills.manifest import Manifest
@@ -343,6 +350,39 @@ def cached_entry(
     e._fields = fields
     e.server = None
     e._loader = None
+    e.__class__ = Entry  # type: ignore[assignment]
+    return e  # type: ignore[return-value]
+
+
+def remote_entry(
+    key: str,
+    name: str,
+    description: str,
+    uri: str,
+    search_dir: Path | None,
+    server: str,
+    loader: RemoteText,
+) -> Entry:
+    """An ``mcp`` entry (manifest and text come from ``loader``), built like ``cached_entry``:
+    a consumer turns every listed skill of a server into one on each listing."""
+    e = _MutableEntry()
+    e.key = key
+    e.name = name
+    e.description = description
+    e.source = "mcp"
+    e.enabled = True
+    e.search_dir = search_dir
+    e.real_path = uri
+    e.file_sig = None
+    e.bundle = None
+    e._file = None
+    e._path = uri.removesuffix("/SKILL.md")
+    e._path_obj = None
+    e._body = None
+    e._manifest = None
+    e._fields = None
+    e.server = server
+    e._loader = loader
     e.__class__ = Entry  # type: ignore[assignment]
     return e  # type: ignore[return-value]
 

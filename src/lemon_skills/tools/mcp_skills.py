@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lemon_skills.mcp.config import resolve
 from lemon_skills.paths import home, scope_root
@@ -45,9 +45,8 @@ def to_remote(server: str, wire: Sequence[Any]) -> list[RemoteSkill]:
         fm = w.frontmatter
         name, description = str(fm.get("name", "")), fm.get("description")
         path = w.uri.split("://", 1)[-1].removesuffix("/SKILL.md")
-        files = (
-            None if w.files is None else tuple(RemoteFile(f.uri, f.digest, f.size) for f in w.files)
-        )
+        # The wire's file records are named tuples of the same fields: used as they are.
+        files = None if w.files is None else cast("tuple[RemoteFile, ...]", w.files)
         out.append(
             RemoteSkill(
                 server=server,

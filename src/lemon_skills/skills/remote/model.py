@@ -10,11 +10,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 
-@dataclass(frozen=True, slots=True)
-class RemoteFile:
+class RemoteFile(NamedTuple):
     """One file of a remote skill as its listing describes it."""
 
     uri: str

@@ -71,6 +71,8 @@ class Catalog:
         self.skipped: list[str] = []
         self.fingerprint: str = ""
         self.generation = 0
+        #: The ``skills/list`` entries, built once per generation.
+        self.wire: list[dict[str, Any]] = []
 
     def update(self, view: View) -> bool:
         """Rebuild from ``view``; return True when what is served changed."""
@@ -86,13 +88,13 @@ class Catalog:
                 skipped.append(f"{entry.key}: its name is served by another skill")
             else:
                 skills[served.uri] = served
-        fp = hashlib.sha256(
-            json.dumps([s.wire() for s in skills.values()], sort_keys=True, default=str).encode()
-        ).hexdigest()
+        wire = [s.wire() for s in skills.values()]
+        fp = hashlib.sha256(json.dumps(wire, sort_keys=True, default=str).encode()).hexdigest()
         self.skipped = skipped
         if fp == self.fingerprint:
             return False
         self.skills = skills
+        self.wire = wire
         self.files = {f.uri: (s, f) for s in skills.values() for f in s.files}
         self.fingerprint = fp
         self.generation += 1
