@@ -31,7 +31,8 @@ FASTMCP_CLIENT = textwrap.dedent(
     from fastmcp.skills.client import SkillsClientExtension
 
     async def main():
-        t = StdioTransport(command=sys.argv[1], args=[sys.argv[2], *sys.argv[4:]], env={"HOME": sys.argv[3]})
+        args = [sys.argv[2], *sys.argv[4:]]
+        t = StdioTransport(command=sys.argv[1], args=args, env={"HOME": sys.argv[3]})
         async with Client(t, extensions=[SkillsClientExtension()]) as c:
             skills = await c.list_skills()
             text = (await c.read_resource(str(skills[0].uri)))[0].text
@@ -97,7 +98,8 @@ def main() -> int:
             import lemon_skills
             from lemon_skills.tools.read_skill import read_skill
             keys = [e.key for e in lemon_skills.list(cwd={str(project)!r}) if e.source == "mcp"]
-            r = read_skill.call({{"key": "fm:pdf-tools"}}, lemon_skills.ToolContext(cwd={str(project)!r}))
+            ctx = lemon_skills.ToolContext(cwd={str(project)!r})
+            r = read_skill.call({{"key": "fm:pdf-tools"}}, ctx)
             print(keys, r.is_error, "Use pdftk to merge." in r.text)
             """
         )
