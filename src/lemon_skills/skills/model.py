@@ -56,12 +56,12 @@ def _remote_body(loader: Callable[[], str]) -> str:
         return ""
 
 
-def _read_body(path: str) -> str:
+def _read_body(path: str, root: Path | None) -> str:
+    from lemon_skills.skills import confine
     from lemon_skills.skills.manifest import split_frontmatter
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            return split_frontmatter(fh.read()).body
+        return split_frontmatter(confine.read_text(path, root)).body
     except (OSError, UnicodeDecodeError, ValueError):
         return ""
 
@@ -191,7 +191,7 @@ class Entry:
             if self._loader is not None:
                 b = _remote_body(self._loader)
             else:
-                b = _read_body(self._file or f"{self._path}/SKILL.md")
+                b = _read_body(self._file or f"{self._path}/SKILL.md", self._confine_root)
             object.__setattr__(self, "_body", b)
         return b
 
@@ -237,10 +237,21 @@ class Entry:
         return self.manifest.allowed_tools
 
     def content(self) -> str:
-        """Read SKILL.md (frontmatter included) from disk, or from its MCP server."""
+        """Read SKILL.md (frontmatter included) from disk, or from its MCP server.
+
+        Raises:
+            PermissionError: SKILL.md now resolves outside the skill directory (refused).
+        """
+        from lemon_skills.skills import confine
+
         if self._loader is not None:
             return self._loader()
-        return self.skill_file.read_text(encoding="utf-8")
+        return confine.read_text(self.skill_file, self._confine_root)
+
+    @property
+    def _confine_root(self) -> Path | None:
+        """Where the instructions file must resolve: a rule's rules folder, else its own dir."""
+        return self.search_dir if self._file is not None else None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (no body text); ``bundle``, ``extra`` and ``allowed_tools`` only
