@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from lemon_skills.skills.textscan import (
+from lemon_skills.text.chars import (
     classify,
     decode_tags,
     find_invisible,
