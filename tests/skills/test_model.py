@@ -7,7 +7,10 @@ from lemon_skills.skills.manifest import parse_skill
 from lemon_skills.skills.model import Entry, cached_entry
 from tests.helpers.skills import write_skill
 
-EXTRA = "tags: [pdf]\npaths: ['**/*.pdf']\ndisable-model-invocation: true\nhooks: {pre: x}\nversion: '2'"
+EXTRA = (
+    "tags: [pdf]\npaths: ['**/*.pdf']\ndisable-model-invocation: true\n"
+    "hooks: {pre: x}\nversion: '2'"
+)
 
 
 def _pair(tmp_path):

@@ -70,8 +70,9 @@ def test_a_corrupt_state_file_raises_and_is_left_alone(project):
 
 
 def test_a_second_run_of_the_same_scope_is_refused(project):
-    with st.run_lock("project", project), pytest.raises(CuratorError, match="in progress"):
-        with st.run_lock("project", project):
-            pass
+    first = st.run_lock("project", project)
+    second = st.run_lock("project", project)
+    with first, pytest.raises(CuratorError, match="in progress"), second:
+        pass
     with st.run_lock("project", project):
         pass  # released after the first pass
