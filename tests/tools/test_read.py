@@ -283,3 +283,12 @@ def test_a_skill_md_swapped_for_an_escaping_symlink_after_discovery_is_never_rea
     r = read_skill.call({"key": "x", "view": "file", "path": "SKILL.md"}, _ctx(project))
     assert r.is_error and "SECRET" not in r.text
     assert "refused: symlink" in r.text
+
+
+def test_a_nul_byte_in_a_file_path_is_a_one_line_error(project, project_skills):
+    write_skill(project_skills, "demo", description="Demo skill for testing things")
+    result = read_skill.call(
+        {"key": "demo", "view": "file", "path": "a\x00b"}, ToolContext(cwd=str(project))
+    )
+    assert result.is_error
+    assert result.text.splitlines()[-1] == "Path contains a NUL byte; name a file of the skill."

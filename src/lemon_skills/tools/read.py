@@ -260,6 +260,8 @@ def _file(entry: Entry, rel: Any) -> tuple[str, str, bool]:
             + _files_hint(entry),
             True,
         )
+    if "\x00" in str(rel):
+        return title, "Path contains a NUL byte; name a file of the skill.", True
     base = entry.path.resolve()
     target = (entry.path / str(rel)).resolve()
     if target != base and base not in target.parents:

@@ -211,3 +211,24 @@ def test_cli_consistency_errors(capsys, project, project_skills, tmp_path):
     binary.write_bytes(b"\x00\xff\xfe")
     code, _, err = run(capsys, "skill", "eval", "--queries", str(binary), "--cwd", str(project))
     assert code == 1 and err.splitlines()[0].startswith("error:") and "internal" not in err
+
+
+def test_enable_disable_and_refresh_speak_json(project, project_skills, capsys):
+    write_skill(project_skills, "demo", description="Demo skill for testing things")
+    code, out, _ = run(
+        capsys, "skill", "disable", "demo", "--project", "--json", "--cwd", str(project)
+    )
+    assert code == 0
+    assert json.loads(out) == {
+        "key": "demo",
+        "enabled": False,
+        "scope": "project",
+        "changed": True,
+        "still_disabled_in": [],
+    }
+    code, out, _ = run(capsys, "skill", "enable", "demo", "--json", "--cwd", str(project))
+    data = json.loads(out)
+    assert code == 0 and data["scope"] == "global" and data["changed"] is False
+    assert data["still_disabled_in"] == ["project"]  # the project scope still disables it
+    code, out, _ = run(capsys, "skill", "refresh", "--json", "--cwd", str(project))
+    assert code == 0 and json.loads(out) == {"skills": 1, "diagnostics": 0}

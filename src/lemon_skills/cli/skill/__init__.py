@@ -204,14 +204,25 @@ def status(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
         raise click.exceptions.Exit(1)
 
 
-def _toggle(key: str, enabled: bool, cwd: Path | None, project: bool) -> None:
+def _toggle(key: str, enabled: bool, cwd: Path | None, project: bool, as_json: bool) -> None:
     from lemon_skills.skills import api
 
     changed = api.set_enabled(key, enabled, cwd=cwd, scope="project" if project else "global")
     word = "enabled" if enabled else "disabled"
     scope = "project" if project else "global"
-    click.echo(f"{key}: {word} in {scope} scope" + ("" if changed else " (no change)"))
     st = api.status(key, cwd=cwd)
+    if as_json:
+        emit_json(
+            {
+                "key": key,
+                "enabled": enabled,
+                "scope": scope,
+                "changed": changed,
+                "still_disabled_in": list(st.disabled_in) if enabled else [],
+            }
+        )
+    else:
+        click.echo(f"{key}: {word} in {scope} scope" + ("" if changed else " (no change)"))
     if enabled and st.disabled:
         others = [s for s in st.disabled_in if s != scope]
         flag = " --project" if "project" in others else ""
@@ -227,9 +238,10 @@ def _toggle(key: str, enabled: bool, cwd: Path | None, project: bool) -> None:
 @click.option(
     "--project", is_flag=True, help="Change <cwd>/.lemon/skills.json instead of the global one."
 )
-def enable(key: str, cwd: Path | None = None, project: bool = False) -> None:
+@json_option
+def enable(key: str, cwd: Path | None = None, project: bool = False, as_json: bool = False) -> None:
     """Enable a skill (removes it from skills.json's disabled list)."""
-    _toggle(key, True, cwd, project)
+    _toggle(key, True, cwd, project, as_json)
 
 
 @skill.command("disable")
@@ -238,19 +250,26 @@ def enable(key: str, cwd: Path | None = None, project: bool = False) -> None:
 @click.option(
     "--project", is_flag=True, help="Change <cwd>/.lemon/skills.json instead of the global one."
 )
-def disable(key: str, cwd: Path | None = None, project: bool = False) -> None:
+@json_option
+def disable(
+    key: str, cwd: Path | None = None, project: bool = False, as_json: bool = False
+) -> None:
     """Disable a skill: it stays on disk but is never offered to the agent."""
-    _toggle(key, False, cwd, project)
+    _toggle(key, False, cwd, project, as_json)
 
 
 @skill.command("refresh")
 @cwd_option
-def refresh(cwd: Path | None = None) -> None:
+@json_option
+def refresh(cwd: Path | None = None, as_json: bool = False) -> None:
     """Reload every skill from disk (the registry also notices changes by itself)."""
     from lemon_skills.skills import api
 
     api.refresh(cwd=cwd)
     v = registry.view(cwd)
+    if as_json:
+        emit_json({"skills": len(v.entries), "diagnostics": len(v.diagnostics)})
+        return
     click.echo(f"{len(v.entries)} skills loaded, {len(v.diagnostics)} diagnostics")
 
 
