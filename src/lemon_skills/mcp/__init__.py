@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from lemon_skills.mcp.config.resolve import ResolvedConfig, configured_server_names, load
     from lemon_skills.mcp.factories import oauth_factory, sampling_factory
     from lemon_skills.mcp.source import McpSource, default_source, reset_default_source
+    from lemon_skills.mcp.toolsearch import ToolMatch, find_tools
 
 _ENTRIES = "lemon_skills.mcp.config.entries"
 
@@ -41,6 +42,8 @@ _LAZY = {
     "McpSource": "lemon_skills.mcp.source",
     "default_source": "lemon_skills.mcp.source",
     "reset_default_source": "lemon_skills.mcp.source",
+    "find_tools": "lemon_skills.mcp.toolsearch",
+    "ToolMatch": "lemon_skills.mcp.toolsearch",
     "validate_mcp_servers": "lemon_skills.mcp.config.parse:validate_servers",
 }
 
