@@ -1,6 +1,6 @@
 """Cold and warm skill listing against the cost of reading every SKILL.md once.
 
-    python benchmarks/list_latency.py [--counts 1000 10000] [--runs 5]
+    python benchmarks/list_latency.py [--counts 1000 10000] [--runs 5] [--clock wall|cpu]
 
 The design target: a cold ``lemon skill list`` at 10,000 skills within 2x of reading every
 SKILL.md once. "Cold" is a new process with the files in the page cache and the manifest cache
@@ -18,12 +18,18 @@ Figures, each the median of ``--runs`` runs:
 * ``CLI``: wall time of a whole ``lemon skill list --json`` process, manifest cache present.
 
 Ratios: ``cold/read-all`` (in process) and ``CLI/read-all proc`` (process against process).
+
+``--clock cpu`` times CPU instead of wall time (this process's, plus its children's for the
+process figures): on a machine other jobs keep busy, wall time mostly measures them. To compare
+two checkouts, run this script with each one's interpreter (it times the ``lemon_skills`` that
+interpreter imports), alternating.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,13 +52,19 @@ for d in os.scandir(sys.argv[1]):
 """
 
 
-def median_s(fn: Callable[[], object], runs: int) -> float:
-    """Median wall time of ``runs`` calls of ``fn``, in seconds."""
+def cpu_s() -> float:
+    """CPU seconds used so far by this process and its finished children."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def median_s(fn: Callable[[], object], runs: int, clock: Callable[[], float]) -> float:
+    """Median time of ``runs`` calls of ``fn`` on ``clock``, in seconds."""
     out = []
     for _ in range(runs):
-        t = time.perf_counter()
+        t = clock()
         fn()
-        out.append(time.perf_counter() - t)
+        out.append(clock() - t)
     return statistics.median(out)
 
 
@@ -66,28 +78,30 @@ def run(cmd: list[str], env: dict[str, str]) -> None:
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
 
 
-def bench(count: int, root: Path, runs: int, env: dict[str, str]) -> dict[str, float]:
+def bench(
+    count: int, root: Path, runs: int, env: dict[str, str], clock: Callable[[], float]
+) -> dict[str, float]:
     project = root / f"p{count}"
     skill_dir = make_corpus(project, count)
     files = sorted(os.path.join(d.path, "SKILL.md") for d in os.scandir(skill_dir))
     read_all(skill_dir)  # warm the page cache
     r: dict[str, float] = {}
-    r["read_all"] = median_s(lambda: read_all(skill_dir), runs)
+    r["read_all"] = median_s(lambda: read_all(skill_dir), runs, clock)
     py_read = [sys.executable, "-c", READ_ALL_PY, str(skill_dir)]
-    r["read_all_py"] = median_s(lambda: run(py_read, env), runs)
-    r["cat"] = median_s(lambda: run(["cat", *files], env), runs)
+    r["read_all_py"] = median_s(lambda: run(py_read, env), runs, clock)
+    r["cat"] = median_s(lambda: run(["cat", *files], env), runs, clock)
     os.environ["LEMON_SKILLS_CACHE"] = "0"
-    r["no_cache"] = median_s(lambda: Registry().view(project), min(runs, 3))
+    r["no_cache"] = median_s(lambda: Registry().view(project), min(runs, 3), clock)
     os.environ["LEMON_SKILLS_CACHE"] = "1"
     Registry().view(project)  # writes the manifest cache
-    r["cold"] = median_s(lambda: Registry().view(project), runs)
+    r["cold"] = median_s(lambda: Registry().view(project), runs, clock)
     reg = Registry(stat_interval=0.5)
     reg.view(project)
-    r["warm"] = median_s(lambda: reg.view(project), 200)
+    r["warm"] = median_s(lambda: reg.view(project), 200, clock)
     cli = [sys.executable, "-m", "lemon_skills", "skill", "list", "--json", "--cwd", str(project)]
     run(cli, env)  # a first run writes bytecode, as installing the package does
-    r["cli"] = median_s(lambda: run(cli, env), runs)
-    r["python"] = median_s(lambda: run([sys.executable, "-c", "pass"], env), runs)
+    r["cli"] = median_s(lambda: run(cli, env), runs, clock)
+    r["python"] = median_s(lambda: run([sys.executable, "-c", "pass"], env), runs, clock)
     return r
 
 
@@ -113,6 +127,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--counts", type=int, nargs="+", default=[1000, 10_000])
     parser.add_argument("--runs", type=int, default=5, help="runs per figure (median)")
+    parser.add_argument(
+        "--clock", choices=("wall", "cpu"), default="wall", help="what to time (see above)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         # Keep the manifest cache (and everything else) out of the real home directory.
@@ -122,7 +139,8 @@ def main() -> None:
         # An installed package has its bytecode; without it every CLI run would time the compiler.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         for count in args.counts:
-            print(report(count, bench(count, Path(tmp), args.runs, env)), flush=True)
+            clock = cpu_s if args.clock == "cpu" else time.perf_counter
+            print(report(count, bench(count, Path(tmp), args.runs, env, clock)), flush=True)
 
 
 if __name__ == "__main__":

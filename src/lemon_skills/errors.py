@@ -191,3 +191,8 @@ class CuratorError(LemonSkillsError):
     def __init__(self, message: str, *, run_id: str | None = None, hint: str | None = None) -> None:
         self.run_id = run_id
         super().__init__(message, hint=hint)
+
+
+class RemoteSkillError(LemonSkillsError):
+    """A skill from a remote source (an MCP server) failed verification or could not be read;
+    its content is never shown."""

@@ -207,3 +207,21 @@ def test_doctor_explains_unmet_dependencies(capsys, project, project_skills):
 def test_in_play_takes_relative_paths_from_cwd(project):
     play = in_play(["a/b.py"], cwd=project)
     assert play.files == (project / "a" / "b.py",)
+
+
+def test_cli_checks_required_mcp_servers_against_the_mcp_config(capsys, agent_dir, project):
+    settings.reset()
+    skills = project / ".lemon" / "skill"
+    write_skill(
+        skills, "triage", description="Triage issues.", extra="requires:\n  mcp_servers: [issues]"
+    )
+    assert main(["skill", "status", "triage", "--json", "--cwd", str(project)]) == 0
+    assert json.loads(capsys.readouterr().out)["missing_mcp_servers"] == ["issues"]
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"issues": {"command": "issues-server"}}})
+    )
+    assert main(["skill", "status", "triage", "--json", "--cwd", str(project)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["missing_mcp_servers"] == [] and data["ready"]
+    settings.reset()

@@ -491,6 +491,49 @@ def _print_issues_dicts(issues: list[dict[str, Any]]) -> None:
         click.secho(f"invalid {where}: {issue['reason']}", err=True, fg="red")
 
 
+@mcp.command("serve")
+@click.option(
+    "--http",
+    "http",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio.",
+)
+@project_option("Project whose skills are served, with the global ones (default: current dir).")
+@click.option(
+    "--skills-only/--tools",
+    "skills_only",
+    default=False,
+    help="Offer only the skills extension and prompts, or also the find_skills and "
+    "read_skill tools (default).",
+)
+@click.option(
+    "--allow-write",
+    is_flag=True,
+    help="Also offer skill_manage (every write still goes through approvals).",
+)
+def serve_cmd(
+    http: str | None, skills_only: bool, allow_write: bool, cwd: Path | None = None
+) -> None:
+    """Serve this project's skills to any MCP host (SEP-2640 skills, prompts and tools).
+
+    Read-only unless --allow-write. Serves what `lemon prompt` would offer, and tells
+    clients when a skill is added, edited or removed.
+    """
+    import anyio
+
+    from lemon_skills.tools.serve.server import Options, serve_http, serve_stdio
+
+    options = Options(cwd=resolve_cwd(cwd), tools=not skills_only, allow_write=allow_write)
+    if http is None:
+        anyio.run(serve_stdio, options)
+        return
+    host, _, port = http.rpartition(":")
+    if not host or not port.isdigit():
+        raise click.BadParameter("expected HOST:PORT, e.g. 127.0.0.1:8765", param_hint="--http")
+    anyio.run(serve_http, options, host, int(port))
+
+
 def _register_eval() -> None:
     from lemon_skills.cli.toolsearch import eval_cmd
 

@@ -14,6 +14,7 @@ through ``auth_factory``. ``scripts/conformance.sh`` runs every client scenario.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
@@ -46,6 +47,9 @@ REDIRECT_URI = "http://localhost:3000/callback"
 SERVER = "conformance"
 #: How long the sse-retry scenario lets the SDK's standalone GET stream open before calling.
 STANDALONE_STREAM_SETTLE_S = 0.5
+#: SEP-2640 host scenarios, and the module that plays the host for them.
+SKILLS_SCENARIOS = "sep-2640-client-"
+SKILLS_HOST = "lemon_skills.tools.skills_conformance"
 _SDK_ONLY = ("auth/client-credentials-jwt",)
 #: SEP-990 under its 0.2 name and its 0.1 name.
 _ENTERPRISE = ("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow")
@@ -300,7 +304,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "initialize")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     try:
-        run(scenario, args[-1], context)
+        if scenario.startswith(SKILLS_SCENARIOS):
+            # The skills scenarios test the host side of SEP-2640, which is the skills layer
+            # consuming this client: the whole library is the client under test there.
+            host: Any = importlib.import_module(SKILLS_HOST)
+            host.run(scenario, args[-1])
+        else:
+            run(scenario, args[-1], context)
     except McpError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -57,6 +57,8 @@ class ServerHandle:
     retry_at: float = 0.0
     attempts: int = 0
     stale: bool = False
+    #: Bumped when the server says its resources changed: its skills are listed again.
+    skills_version: int = 0
     stopped: bool = False
     protocol_version: str | None = None
     server_info: dict[str, Any] | None = None

@@ -412,8 +412,11 @@ class McpManager:
         elicitation = self._elicitation_factory(cfg) if self._elicitation_factory else None
 
         async def on_notification(message: Any) -> None:
-            if isinstance(getattr(message, "root", message), _LIST_CHANGED):
+            root = getattr(message, "root", message)
+            if isinstance(root, _LIST_CHANGED):
                 h.stale = True
+            if isinstance(root, types.ResourceListChangedNotification):
+                h.skills_version += 1
 
         return connect(
             cfg,

@@ -18,7 +18,7 @@ project server's tool stays callable whatever directory the call comes from.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple
@@ -28,6 +28,7 @@ from lemon_skills.approvals import ApprovalStore
 from lemon_skills.context import current
 from lemon_skills.errors import McpToolError, UsageError
 from lemon_skills.mcp.catalog.build import ToolSpec
+from lemon_skills.mcp.config import resolve
 from lemon_skills.mcp.deadline import OnProgressFn
 from lemon_skills.mcp.factories import oauth_factory
 from lemon_skills.mcp.factories import sampling_factory as default_sampling
@@ -41,6 +42,7 @@ from lemon_skills.mcp.manager import (
 from lemon_skills.mcp.report import ListingKind, Report, collect, require_server
 from lemon_skills.mcp.runtime import Runtime
 from lemon_skills.mcp.sampling.handler import DelegateFn
+from lemon_skills.mcp.skills.client import WireSkill
 from lemon_skills.mcp.views import SourceCore, View
 from lemon_skills.paths import PathArg, resolve_cwd
 from lemon_skills.tool import Tool, ToolContext, ToolResult
@@ -97,6 +99,7 @@ class McpSource:
         }
         self._rt = Runtime(self._new_core, factories, self.refresh_interval_ms / 1000)
         self._tools: dict[tuple[Path, int], list[Tool]] = {}
+        self._skill_servers: dict[Path, tuple[object, list[str]]] = {}
 
     # -- async API ---------------------------------------------------------------------
 
@@ -310,6 +313,87 @@ class McpSource:
         self.close()
 
     # -- internals ---------------------------------------------------------------------
+
+    # -- skills (SEP-2640): metadata listing and verified reads happen in the skills layer --
+
+    def skill_servers(self, cwd: PathArg, switched_on: Collection[str] = ()) -> list[str]:
+        """Servers of ``cwd`` whose skills are on: ``"skills": "enabled"`` in their entry, or
+        named in ``switched_on``. Reads config only; nothing is started."""
+        where = self._dir(cwd)
+        fp = resolve.fingerprint(where, self._servers, include_config=self._include_config)
+        key = (where, fp, tuple(sorted(switched_on)))
+        hit = self._skill_servers.get(where)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        config = resolve.load(
+            where,
+            servers=self._servers,
+            include_config=self._include_config,
+            disabled=self._disabled,
+        )
+        names = [c.name for c in config.active() if c.name and (c.skills or c.name in switched_on)]
+        self._skill_servers[where] = (key, names)
+        return names
+
+    def skill_generation(self, cwd: PathArg, servers: Collection[str]) -> tuple[object, ...]:
+        """Changes when one of ``servers`` reconnected or said its resources changed."""
+        where = self._dir(cwd)
+
+        async def gen() -> tuple[object, ...]:
+            view = self._need_core().view(where)
+            return tuple(
+                (h.name, id(h.conn), h.skills_version) for h in view.handles if h.name in servers
+            )
+
+        return self._rt.run(gen)
+
+    def skill_listings(
+        self, cwd: PathArg, servers: Collection[str], *, limit: int
+    ) -> list[tuple[str, list[WireSkill], list[str]]]:
+        """``(server, skills, problems)`` for each of ``servers`` (connecting only those)."""
+        where = self._dir(cwd)
+        return self._rt.run(lambda: self._skills(where, servers, limit))
+
+    def read_skill_file(self, cwd: PathArg, server: str, uri: str, *, limit: int) -> bytes:
+        """Resource ``uri`` of ``server`` as bytes (the caller verifies it).
+
+        Raises:
+            McpError: the server is unknown or down, or the read failed.
+        """
+        where = self._dir(cwd)
+
+        async def read() -> bytes:
+            core = self._need_core()
+            view = await core.discover(where, only=[server])
+            for h in view.handles:
+                if h.name == server:
+                    try:
+                        return await core.read_bytes(h, uri, limit)
+                    except ValueError as exc:
+                        raise McpToolError(str(exc), server=server) from None
+            raise McpToolError(f"no MCP server {server!r} here", server=server)
+
+        return self._rt.run(read)
+
+    async def _skills(
+        self, where: Path, servers: Collection[str], limit: int
+    ) -> list[tuple[str, list[WireSkill], list[str]]]:
+        core = self._need_core()
+        view = await core.discover(where, only=list(servers))
+        out: list[tuple[str, list[WireSkill], list[str]]] = []
+        for h in view.handles:
+            if h.name not in servers:
+                continue
+            if not h.connected:
+                out.append((h.name, [], [f"server is not connected: {h.last_error}"]))
+                continue
+            try:
+                skills, problems = await core.skills(h, limit)
+            except McpToolError as exc:
+                out.append((h.name, [], [str(exc)]))
+                continue
+            out.append((h.name, skills, problems))
+        return out
 
     def _dir(self, cwd: PathArg) -> Path:
         return resolve_cwd(cwd) if cwd is not None else (self._cwd or Path.cwd())

@@ -38,6 +38,7 @@ from lemon_skills.mcp.results import (
     template_dict,
     tool_result,
 )
+from lemon_skills.mcp.skills.client import WireSkill, list_skills, read_bytes
 from lemon_skills.tool import ToolResult
 
 #: Catalogue versions, unique across views (tool objects are cached per version).
@@ -254,6 +255,22 @@ class SourceCore:
         out = [resource_dict(r) for r in listed.resources if resource_allowed(f, r.uri, r.name)]
         out += [template_dict(t) for t in templates if resource_allowed(f, t.uri_template, t.name)]
         return out
+
+    async def skills(self, h: ServerHandle, limit: int) -> tuple[list[WireSkill], list[str]]:
+        """The skills the server lists (SEP-2640), metadata only."""
+
+        async def fetch(c: Any) -> tuple[list[WireSkill], list[str]]:
+            return await list_skills(c.session, limit=limit)
+
+        return await self.manager.request(h, fetch, what="skills/list")
+
+    async def read_bytes(self, h: ServerHandle, uri: str, limit: int) -> bytes:
+        """One resource of the server as bytes (at most ``limit``)."""
+
+        async def read(c: Any) -> bytes:
+            return await read_bytes(c.session, uri, limit)
+
+        return await self.manager.request(h, read, what=f"resource {uri!r}")
 
     async def prompts(self, h: ServerHandle) -> list[dict[str, Any]]:
         """The server's prompts that pass its filters (live listing)."""

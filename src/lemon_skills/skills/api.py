@@ -24,6 +24,7 @@ from lemon_skills.skills.ranking import semantic as semantic_mod
 from lemon_skills.skills.ranking import snapshot as index_cache
 from lemon_skills.skills.readiness import SkillStatus, evaluate, not_found
 from lemon_skills.skills.registry import View, default_registry, require, view
+from lemon_skills.skills.remote import store as remote_store
 from lemon_skills.skills.selection import activation, profiles
 from lemon_skills.skills.selection.profiles import Profile
 from lemon_skills.skills.usage import observe
@@ -74,7 +75,8 @@ def status(key: str, *, cwd: PathArg = None) -> SkillStatus:
 
 
 def _audit_blocked(entry: Entry, cwd: Path | None) -> bool:
-    return entry.key in _blocked_keys(entry.source, cwd)
+    # An MCP skill has no lock record: the audit runs on its content before each use.
+    return entry.source != "mcp" and entry.key in _blocked_keys(entry.source, cwd)
 
 
 def _blocked_keys(scope: Scope, cwd: Path | None) -> frozenset[str]:
@@ -103,8 +105,16 @@ def set_enabled(
         ConfigError: the scope's skills.json is corrupt (it is left untouched).
     """
     where = resolve_cwd(cwd)
-    require(key, cwd=where)
     path = enablement.skills_json_path(explicit_scope(global_, scope) or "global", where)
+    if key.endswith(":*") and len(key) > 2:
+        # An MCP server's skills: its listing is not read until they are on.
+        changed = enablement.set_switch(path, key, enabled)
+        default_registry().invalidate()
+        return changed
+    entry = require(key, cwd=where)
+    if entry.source == "mcp" and enabled:
+        # Enabling an MCP skill by name approves the version it serves now.
+        remote_store.pin(key, None, review=True)
     changed = enablement.set_disabled(path, key, not enabled)
     default_registry().invalidate()
     return changed
@@ -318,7 +328,7 @@ def prompt_catalogue(
             e,
             enabled_state=v.enablement,
             env=os.environ,
-            blocked=e.key in blocked[e.source],
+            blocked=e.key in blocked.get(e.source, frozenset()),
             available=available,
             mcp_servers=servers,
         )

@@ -156,3 +156,26 @@ def set_disabled_many(path: Path, keys: Collection[str], disabled: bool) -> list
     if keys:
         _fs.update_json(path, change, default=empty_state)
     return changed
+
+
+def set_switch(path: Path, key: str, on: bool) -> bool:
+    """Set ``{"enabled": on}`` in the per-skill settings of ``key``; return True if it changed.
+
+    Raises:
+        ConfigError: the file is corrupt (it is left untouched).
+    """
+    changed = False
+
+    def change(state: dict[str, Any]) -> None:
+        nonlocal changed
+        _, skills = parse_state(state, path=path)
+        state.setdefault("version", VERSION)
+        state.setdefault("disabled", [])
+        settings = skills.setdefault(key, {})
+        if settings.get("enabled") is not on:
+            settings["enabled"] = on
+            state["skills"] = skills
+            changed = True
+
+    _fs.update_json(path, change, default=empty_state)
+    return changed

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -13,7 +13,7 @@ from lemon_skills.skills.compact import compact, expand, listing
 if TYPE_CHECKING:
     from lemon_skills.skills.manifest import Manifest
 
-Source = Literal["project", "global"]
+Source = Literal["project", "global", "mcp"]
 Level = Literal["error", "warning", "info"]
 BundleKind = Literal["claude-plugin", "codex-plugin", "gemini-extension", "cursor-rules"]
 
@@ -37,6 +37,23 @@ class SkillBundle:
             "root": self.root,
             "marketplace": self.marketplace,
         }
+
+
+def _body_of(text: str) -> str:
+    from lemon_skills.skills.manifest import split_frontmatter
+
+    return split_frontmatter(text).body
+
+
+def _remote_body(loader: Callable[[], str]) -> str:
+    from lemon_skills.errors import LemonSkillsError
+
+    # Like an unreadable file on disk: ranking sees no body; views call ``content()`` and
+    # report the refusal.
+    try:
+        return _body_of(loader())
+    except LemonSkillsError:
+        return ""
 
 
 def _read_body(path: str) -> str:
@@ -79,6 +96,10 @@ class Entry:
     _manifest: Manifest | None = field(compare=False)
     # The manifest in compact form (see ``compact``), expanded on first use.
     _fields: Mapping[str, Any] | None = field(compare=False)
+    #: The MCP server an ``mcp`` entry comes from (None for skills on disk).
+    server: str | None = field(compare=False)
+    # Reads SKILL.md of a skill that is not on disk (verified by its source before it returns).
+    _loader: Callable[[], str] | None = field(compare=False)
 
     def __init__(
         self,
@@ -97,6 +118,8 @@ class Entry:
         fields: Mapping[str, Any] | None = None,
         bundle: SkillBundle | None = None,
         file: str | None = None,
+        server: str | None = None,
+        loader: Callable[[], str] | None = None,
     ) -> None:
         init = object.__setattr__
         text = path if isinstance(path, str) else str(path)
@@ -106,7 +129,7 @@ class Entry:
         init(self, "source", source)
         init(self, "enabled", enabled)
         init(self, "search_dir", search_dir)
-        init(self, "real_path", real_path or os.path.realpath(text))
+        init(self, "real_path", real_path or (text if loader else os.path.realpath(text)))
         init(self, "file_sig", file_sig)
         init(self, "bundle", bundle)
         init(self, "_file", file)
@@ -115,6 +138,8 @@ class Entry:
         init(self, "_body", body)
         init(self, "_manifest", manifest)
         init(self, "_fields", fields if manifest is None else None)
+        init(self, "server", server)
+        init(self, "_loader", loader)
 
     def with_enabled(self, enabled: bool) -> Entry:
         """A copy with ``enabled`` changed that shares whatever was already read from disk."""
@@ -163,7 +188,10 @@ class Entry:
         """The instructions after the frontmatter."""
         b = self._body
         if b is None:
-            b = _read_body(self._file or f"{self._path}/SKILL.md")
+            if self._loader is not None:
+                b = _remote_body(self._loader)
+            else:
+                b = _read_body(self._file or f"{self._path}/SKILL.md")
             object.__setattr__(self, "_body", b)
         return b
 
@@ -203,10 +231,15 @@ class Entry:
         A request for the host's approval policy, never a sandbox: the skill can still ask
         for any other tool, which then goes through the usual approval.
         """
+        if self.source == "mcp":
+            # SEP-2640: a remote server asking for tools is asking for access, never granted.
+            return ()
         return self.manifest.allowed_tools
 
     def content(self) -> str:
-        """Read SKILL.md from disk (frontmatter included)."""
+        """Read SKILL.md (frontmatter included) from disk, or from its MCP server."""
+        if self._loader is not None:
+            return self._loader()
         return self.skill_file.read_text(encoding="utf-8")
 
     def to_dict(self) -> dict[str, Any]:
@@ -245,6 +278,8 @@ class Entry:
             out["extra"] = dict(extra)
         if tools:
             out["allowed_tools"] = list(tools)
+        if self.server is not None:
+            out["server"] = self.server
         return out
 
     def __repr__(self) -> str:
@@ -294,6 +329,8 @@ def cached_entry(
     e._body = None
     e._manifest = None
     e._fields = fields
+    e.server = None
+    e._loader = None
     e.__class__ = Entry  # type: ignore[assignment]
     return e  # type: ignore[return-value]
 
@@ -317,6 +354,8 @@ class _MutableEntry:
     _body: str | None
     _manifest: Manifest | None
     _fields: Mapping[str, Any] | None
+    server: str | None
+    _loader: Callable[[], str] | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

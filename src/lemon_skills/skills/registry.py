@@ -28,7 +28,7 @@ from lemon_skills.paths import (
     scope_root,
 )
 from lemon_skills.skills import cache as disk_cache
-from lemon_skills.skills import enablement, hosts
+from lemon_skills.skills import enablement, hosts, remote
 from lemon_skills.skills.discovery import (
     Candidate,
     FileSig,
@@ -103,6 +103,7 @@ class Registry:
             g_json = enablement.skills_json_path("global")
             p_json = scope_root("project", cwd) / "skills.json" if cwd is not None else None
             stamp = (
+                remote.generation(cwd),
                 id(g),
                 g.generation,
                 id(p),
@@ -233,6 +234,17 @@ class Registry:
         ordered = [*(p.entries if p else ()), *g.entries]
         merged = merge(ordered)
         diags = [*(p.diagnostics if p else ()), *g.diagnostics, *merged.diagnostics]
+        shadowed = merged.shadowed
+        listings = remote.listings(cwd)
+        if listings:
+            by_name = {e.name: e for e in merged.entries.values()}
+            by_name.update({e.key: e for e in merged.entries.values()})
+            extra, remote_diags, hidden = remote.entries(listings, by_name, cwd)
+            merged.entries.update((e.key, e) for e in extra)
+            diags.extend(remote_diags)
+            shadowed = {**shadowed}
+            for key, more in hidden.items():
+                shadowed[key] = [*shadowed.get(key, []), *more]
         diags.extend(
             Diagnostic(
                 path=err.path or Path("skills.json"),
@@ -245,7 +257,7 @@ class Registry:
         entries = tuple(sorted(merged.entries.values(), key=_BY_KEY))
         if en.disabled_global or en.disabled_project:
             entries = tuple(e.with_enabled(False) if en.is_disabled(e.key) else e for e in entries)
-        return View(cwd, entries, {e.key: e for e in entries}, tuple(diags), merged.shadowed, en)
+        return View(cwd, entries, {e.key: e for e in entries}, tuple(diags), shadowed, en)
 
 
 def _reusable(loaded: Loaded, cand: Candidate) -> Loaded | None:

@@ -1,25 +1,36 @@
 """Framework-neutral agent tools, their exporters and the tool registry.
 
 ``read_skill`` and ``skill_manage`` are ready-made ``Tool`` objects; pass a ``ToolContext``
-with the project ``cwd`` and the run/session ids telemetry should carry.
+with the project ``cwd`` and the run/session ids telemetry should carry. Names are imported on
+first use, so a module of this package (the MCP skill source the registry loads) costs only
+itself.
 """
 
 from __future__ import annotations
 
-from lemon_skills.tool import Tool, ToolContext, ToolResult, to_anthropic, to_openai
-from lemon_skills.tools.read_skill import read_skill
-from lemon_skills.tools.registry import ConflictReport, ToolConflict, ToolRegistry
-from lemon_skills.tools.skill_manage import skill_manage
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "ConflictReport",
-    "Tool",
-    "ToolConflict",
-    "ToolContext",
-    "ToolRegistry",
-    "ToolResult",
-    "read_skill",
-    "skill_manage",
-    "to_anthropic",
-    "to_openai",
-]
+from lemon_skills._lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from lemon_skills.tool import Tool, ToolContext, ToolResult, to_anthropic, to_openai
+    from lemon_skills.tools.read_skill import read_skill
+    from lemon_skills.tools.registry import ConflictReport, ToolConflict, ToolRegistry
+    from lemon_skills.tools.skill_manage import skill_manage
+
+_API = {
+    "ConflictReport": "lemon_skills.tools.registry",
+    "Tool": "lemon_skills.tool",
+    "ToolConflict": "lemon_skills.tools.registry",
+    "ToolContext": "lemon_skills.tool",
+    "ToolRegistry": "lemon_skills.tools.registry",
+    "ToolResult": "lemon_skills.tool",
+    "read_skill": "lemon_skills.tools.read_skill",
+    "skill_manage": "lemon_skills.tools.skill_manage",
+    "to_anthropic": "lemon_skills.tool",
+    "to_openai": "lemon_skills.tool",
+}
+
+__getattr__ = lazy_getattr(__name__, _API, globals())
+
+__all__ = sorted(_API)

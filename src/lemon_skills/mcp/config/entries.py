@@ -95,6 +95,8 @@ class ServerBase:
     #: Tools sent to the model even when deferred loading holds the others back: tool names
     #: as the server lists them, or ``("*",)`` for every tool of the server.
     always_load: tuple[str, ...] = ()
+    #: Whether the skills this server offers (SEP-2640) are used: off until the user says so.
+    skills: bool = field(default=False, compare=False)
     origin: Origin = field(default="programmatic", compare=False)
     base_dir: Path | None = field(default=None, compare=False)
 
@@ -140,6 +142,8 @@ class ServerBase:
             out["sampling"] = {"configured": True}
         if self.always_load:
             out["always_load"] = list(self.always_load)
+        if self.skills:
+            out["skills"] = "enabled"
         return out
 
     def pins(self, tool: str) -> bool:

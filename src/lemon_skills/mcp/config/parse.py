@@ -267,6 +267,11 @@ def _common_fields(
         problems.extend(validate_policy(policy))
         if isinstance(policy, Mapping):
             out["sampling"] = dict(policy)
+    skills = data.get("skills", "disabled")
+    if skills not in ("enabled", "disabled"):
+        problems.append('skills must be "enabled" or "disabled"')
+    else:
+        out["skills"] = skills == "enabled"
     return out
 
 

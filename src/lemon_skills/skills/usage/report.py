@@ -143,7 +143,7 @@ def format_report(scope: str, rows: list[ReportRow]) -> str:
 
 def lifecycle_reasons(entry: Entry, view: View) -> list[str]:
     """Doctor explainer: say when a skill is archived, stale or pinned in its usage sidecar."""
-    if entry.source == "project" and view.cwd is None:
+    if entry.source == "mcp" or (entry.source == "project" and view.cwd is None):
         return []
     path = usage_path(entry.source, view.cwd)
     try:

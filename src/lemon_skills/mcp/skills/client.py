@@ -1,0 +1,158 @@
+"""``skills/list`` and ``resources/read`` for SEP-2640 skills, over any ``ClientSession``.
+
+A server that declares ``io.modelcontextprotocol/skills`` is listed with ``skills/list``; one
+that does not, with the older convention: every ``skill://<path>/SKILL.md`` resource is a skill
+(such a listing carries no digests). Listing reads no file.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import mcp.types as types
+from pydantic import TypeAdapter
+
+EXTENSION = "io.modelcontextprotocol/skills"
+#: Pages of ``skills/list`` followed at most (a cursor loop is cut short).
+MAX_PAGES = 100
+_RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+
+
+@dataclass(frozen=True, slots=True)
+class WireFile:
+    uri: str
+    digest: str | None
+    size: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class WireSkill:
+    """One listed skill as the server sent it (checked by the skills layer before use)."""
+
+    uri: str
+    frontmatter: Mapping[str, Any]
+    files: tuple[WireFile, ...] | None
+
+
+def _file(raw: object) -> WireFile | None:
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("uri"), str):
+        return None
+    digest, size = raw.get("digest"), raw.get("size")
+    return WireFile(
+        raw["uri"],
+        digest if isinstance(digest, str) else None,
+        size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None,
+    )
+
+
+def parse_entries(raw: Sequence[object]) -> tuple[list[WireSkill], list[str]]:
+    """The well-formed entries of a ``skills/list`` page and why the others were dropped."""
+    skills: list[WireSkill] = []
+    problems: list[str] = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, Mapping):
+            problems.append(f"skills[{i}] is not an object")
+            continue
+        uri, fm, res = item.get("uri"), item.get("frontmatter"), item.get("resources")
+        if not isinstance(uri, str) or not isinstance(fm, Mapping):
+            problems.append(f"skills[{i}] lacks a uri or a frontmatter object")
+            continue
+        files: tuple[WireFile, ...] | None = None
+        if isinstance(res, list):
+            parsed = [_file(r) for r in res]
+            if any(f is None for f in parsed):
+                problems.append(f"{uri}: a resources item lacks a uri")
+                continue
+            files = tuple(f for f in parsed if f is not None)
+        skills.append(WireSkill(uri, dict(fm), files))
+    return skills, problems
+
+
+def declares_extension(session: Any) -> bool:
+    """The server declares the extension: in ``extensions`` (2026 protocol) or, on a 2025
+    session whose capabilities have no such field, in ``experimental``."""
+    caps = session.server_capabilities
+    if caps is None:
+        return False
+    return any(
+        isinstance(found, Mapping) and EXTENSION in found
+        for found in (getattr(caps, "extensions", None), getattr(caps, "experimental", None))
+    )
+
+
+async def list_skills(session: Any, *, limit: int) -> tuple[list[WireSkill], list[str]]:
+    """Every skill the server lists (at most ``limit``) and the problems met listing them."""
+    if not declares_extension(session):
+        return await _by_resources(session, limit)
+    skills: list[WireSkill] = []
+    problems: list[str] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        params: dict[str, Any] = {"cursor": cursor} if cursor else {}
+        page = await session.send_request(types.Request(method="skills/list", params=params), _RAW)
+        entries = page.get("skills")
+        found, bad = parse_entries(entries if isinstance(entries, list) else [])
+        skills.extend(found)
+        problems.extend(bad)
+        if len(skills) > limit:
+            problems.append(
+                f"the server lists more than {limit} skills; only the first {limit} are used"
+            )
+            return skills[:limit], problems
+        nxt = page.get("nextCursor")
+        if not isinstance(nxt, str) or not nxt or nxt == cursor:
+            return skills, problems
+        cursor = nxt
+    problems.append(f"skills/list still had pages after {MAX_PAGES}; the rest were not read")
+    return skills, problems
+
+
+async def _by_resources(session: Any, limit: int) -> tuple[list[WireSkill], list[str]]:
+    caps = session.server_capabilities
+    if caps is None or caps.resources is None:
+        return [], []
+    skills: list[WireSkill] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = await session.list_resources(params=types.PaginatedRequestParams(cursor=cursor))
+        for r in page.resources:
+            uri = str(r.uri)
+            if uri.startswith("skill://") and uri.endswith("/SKILL.md"):
+                name = uri.removesuffix("/SKILL.md").rpartition("/")[2]
+                fm = {"name": name, "description": r.description or ""}
+                skills.append(WireSkill(uri, fm, None))
+        if len(skills) > limit:
+            return skills[:limit], [f"only the first {limit} skill resources are used"]
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return skills, []
+
+
+async def read_bytes(session: Any, uri: str, limit: int) -> bytes:
+    """The content of resource ``uri`` as bytes.
+
+    Raises:
+        ValueError: the result has no content, or more than ``limit`` bytes.
+    """
+    result = await session.read_resource(uri)
+    for item in result.contents:
+        text = getattr(item, "text", None)
+        if isinstance(text, str):
+            if len(text) > limit:  # a str is never shorter than its UTF-8 bytes, in chars
+                raise ValueError(f"{uri} is larger than {limit} bytes")
+            data = text.encode("utf-8")
+        else:
+            blob = getattr(item, "blob", None)
+            if not isinstance(blob, str):
+                continue
+            if len(blob) > (limit * 4) // 3 + 4:
+                raise ValueError(f"{uri} is larger than {limit} bytes")
+            data = base64.b64decode(blob)
+        if len(data) > limit:
+            raise ValueError(f"{uri} is larger than {limit} bytes")
+        return data
+    raise ValueError(f"{uri}: the server returned no content")

@@ -1,0 +1,168 @@
+"""Skills from remote sources (MCP servers, SEP-2640), listed beside local skills.
+
+A source contributes metadata only; the content of a skill is fetched when a view needs it,
+checked against the listing (size, digest, frontmatter), run through the install audit, held
+to the digest its approval was pinned to, and cached on disk by digest. Which sources exist is
+decided outside this layer: the context service ``Sources`` holds them, and by default it is
+built from ``DEFAULT_SOURCES`` (``module:callable`` names), so the skills layer never imports
+the MCP client.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lemon_skills.context import current
+from lemon_skills.skills.model import Diagnostic, Entry
+from lemon_skills.skills.remote.model import (
+    Fetch,
+    Listing,
+    RemoteFile,
+    RemoteSkill,
+    SkillSource,
+)
+
+__all__ = [
+    "DEFAULT_SOURCES",
+    "Listing",
+    "RemoteFile",
+    "RemoteSkill",
+    "SkillSource",
+    "Sources",
+    "entries",
+    "files_of",
+    "generation",
+    "listings",
+    "read_supporting",
+    "sources",
+]
+
+#: The sources the default context starts with: the configured MCP servers.
+DEFAULT_SOURCES = ("lemon_skills.tools.mcp_skills:McpSkillSource",)
+
+
+@dataclass(slots=True)
+class Sources:
+    """The remote skill sources of one context."""
+
+    items: list[SkillSource] = field(default_factory=list)
+
+
+def _default_sources() -> Sources:
+    found: list[SkillSource] = []
+    for spec in DEFAULT_SOURCES:
+        module, _, attr = spec.partition(":")
+        found.append(getattr(importlib.import_module(module), attr)())
+    return Sources(found)
+
+
+def sources() -> Sources:
+    """The remote sources of the context in use (``current().put(Sources, ...)`` replaces)."""
+    return current().service(Sources, _default_sources)
+
+
+def _entry(skill: RemoteSkill, fetch: Fetch, cwd: Path | None) -> Entry:
+    from lemon_skills.skills.manifest import build_manifest
+    from lemon_skills.skills.remote.load import load_text
+
+    return Entry(
+        search_dir=cwd,
+        key=skill.key,
+        name=skill.name,
+        description=" ".join(skill.description.split()),
+        source="mcp",
+        path=skill.uri.removesuffix("/SKILL.md"),
+        real_path=skill.uri,
+        manifest=build_manifest(skill.frontmatter),
+        server=skill.server,
+        loader=lambda: load_text(skill, fetch),
+    )
+
+
+def entries(
+    listings: Iterable[Listing], local_names: Mapping[str, Entry], cwd: Path | None
+) -> tuple[list[Entry], list[Diagnostic], dict[str, list[Entry]]]:
+    """Entries for every usable listed skill, the problems found, and the remote entries a
+    local skill of the same name shadows (keyed by the local key)."""
+    out: list[Entry] = []
+    diags: list[Diagnostic] = []
+    shadowed: dict[str, list[Entry]] = {}
+    from lemon_skills.skills.remote.verify import skill_problem
+
+    for listing in listings:
+        where = Path(f"mcp:{listing.server}")
+        diags.extend(
+            Diagnostic(path=where, reason=p, code="mcp_skills", level="warning")
+            for p in listing.problems
+        )
+        for skill in listing.skills:
+            if (problem := skill_problem(skill)) is not None:
+                diags.append(
+                    Diagnostic(path=where, reason=problem, code="mcp_skill", key=skill.key)
+                )
+                continue
+            entry = _entry(skill, listing.fetch, cwd)
+            local = local_names.get(skill.name)
+            if local is not None:
+                shadowed.setdefault(local.key, []).append(entry)
+                diags.append(
+                    Diagnostic(
+                        path=where,
+                        reason=f"{skill.key} is hidden by the local skill {local.key!r} "
+                        "of the same name",
+                        code="shadowed",
+                        level="info",
+                        key=skill.key,
+                    )
+                )
+                continue
+            out.append(entry)
+    return out, diags, shadowed
+
+
+def generation(cwd: Path | None) -> tuple[object, ...]:
+    """What changes when any source's listing changed (no I/O)."""
+    return tuple(s.generation(cwd) for s in sources().items)
+
+
+def listings(cwd: Path | None) -> list[Listing]:
+    """Every source's listings for ``cwd``."""
+    return [listing for s in sources().items for listing in s.listings(cwd)]
+
+
+def _listed(entry: Entry) -> tuple[RemoteSkill, Listing] | None:
+    # An MCP entry's search_dir is the directory whose servers listed it.
+    for listing in listings(entry.search_dir):
+        if listing.server == entry.server:
+            for skill in listing.skills:
+                if skill.key == entry.key:
+                    return skill, listing
+    return None
+
+
+def files_of(entry: Entry) -> list[str]:
+    """The supporting files the listing gives for MCP skill ``entry`` (nothing is fetched)."""
+    found = _listed(entry)
+    if found is None:
+        return []
+    root = found[0].uri.removesuffix("SKILL.md")
+    return [f.uri.removeprefix(root) for f in found[0].files or () if f.uri != found[0].uri]
+
+
+def read_supporting(entry: Entry, rel: str) -> bytes:
+    """A supporting file of the MCP skill ``entry`` (verified; see ``load_file``).
+
+    Raises:
+        RemoteSkillError: the skill or file is not listed any more, or a check failed.
+    """
+    from lemon_skills.errors import RemoteSkillError
+    from lemon_skills.skills.remote.load import load_file
+
+    found = _listed(entry)
+    if found is not None:
+        return load_file(found[0], found[1].fetch, rel)
+    raise RemoteSkillError(f"skill {entry.key!r} is no longer listed by its server")

@@ -1,0 +1,133 @@
+"""The configured MCP servers as a source of skills for the skills registry (SEP-2640).
+
+Only servers whose skills the user turned on are asked: ``"skills": "enabled"`` in the
+server's mcp.json entry, or ``lemon skill enable <server>:*`` (kept in skills.json as the
+``<server>:*`` setting). A server nobody enabled is never started for its skills.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lemon_skills.mcp.config import resolve
+from lemon_skills.paths import home, scope_root
+from lemon_skills.skills import enablement
+from lemon_skills.skills.discovery import file_sig
+from lemon_skills.skills.remote.model import Listing, RemoteFile, RemoteSkill
+
+#: How long a listing is trusted without a list_changed notification.
+LISTING_TTL_S = 60.0
+#: The per-skill setting (in skills.json) that turns a server's skills on.
+SERVER_SWITCH = "{server}:*"
+
+
+def switched_on(cwd: Path | None) -> set[str]:
+    """Servers whose skills a skills.json turns on (``"<server>:*": {"enabled": true}``)."""
+    project = scope_root("project", cwd) / "skills.json" if cwd is not None else None
+    state = enablement.load(enablement.skills_json_path("global"), project)
+    return {
+        key[:-2]
+        for key, value in state.config.items()
+        if key.endswith(":*") and value.get("enabled") is True
+    }
+
+
+def to_remote(server: str, wire: Sequence[Any]) -> list[RemoteSkill]:
+    """Wire entries as remote skills; names listed twice are told apart by their path."""
+    names: dict[str, int] = {}
+    for w in wire:
+        name = str(w.frontmatter.get("name", ""))
+        names[name] = names.get(name, 0) + 1
+    out = []
+    for w in wire:
+        fm = w.frontmatter
+        name, description = str(fm.get("name", "")), fm.get("description")
+        path = w.uri.split("://", 1)[-1].removesuffix("/SKILL.md")
+        alias = path.replace("/", ".") if names.get(name, 0) > 1 else None
+        files = (
+            None if w.files is None else tuple(RemoteFile(f.uri, f.digest, f.size) for f in w.files)
+        )
+        out.append(
+            RemoteSkill(
+                server=server,
+                uri=w.uri,
+                name=name,
+                description=description if isinstance(description, str) else "",
+                frontmatter=fm,
+                files=files,
+                alias=alias,
+            )
+        )
+    return out
+
+
+class McpSkillSource:
+    """Skills of the MCP servers configured for a directory, through an ``McpSource``."""
+
+    def __init__(self, source: Any = None) -> None:
+        self._source = source
+        self._lock = threading.Lock()
+        self._cache: dict[Path, tuple[object, list[Listing]]] = {}
+        self._switched: dict[Path | None, tuple[object, frozenset[str]]] = {}
+
+    def _mcp(self) -> Any:
+        if self._source is None:
+            from lemon_skills.mcp.source import default_source
+
+            self._source = default_source()
+        return self._source
+
+    def servers(self, cwd: Path | None) -> list[str]:
+        """Servers of ``cwd`` whose skills are on (reads config; starts nothing)."""
+        switch = self._switches(cwd)
+        if self._source is not None:
+            return list(self._source.skill_servers(cwd or home(), switch))
+        return resolve.skill_servers(resolve.load(cwd or home()), switch)
+
+    def _switches(self, cwd: Path | None) -> frozenset[str]:
+        project = scope_root("project", cwd) / "skills.json" if cwd is not None else None
+        glob = enablement.skills_json_path("global")
+        stamp = (file_sig(glob), file_sig(project) if project is not None else None, project)
+        hit = self._switched.get(cwd)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        on = frozenset(switched_on(cwd))
+        self._switched[cwd] = (stamp, on)
+        return on
+
+    def generation(self, cwd: Path | None) -> object:
+        names = self.servers(cwd)
+        if not names:
+            return ()
+        # Servers on the 2026 protocol push no list_changed here: their listing also expires.
+        epoch = int(time.monotonic() // LISTING_TTL_S)
+        return (tuple(names), self._mcp().skill_generation(cwd or home(), names), epoch)
+
+    def listings(self, cwd: Path | None) -> list[Listing]:
+        stamp = self.generation(cwd)
+        if stamp == ():
+            return []
+        where = cwd or home()
+        with self._lock:
+            hit = self._cache.get(where)
+            if hit is not None and hit[0] == stamp:
+                return hit[1]
+        from lemon_skills.skills.remote.verify import MAX_SKILLS_PER_SERVER
+
+        source = self._mcp()
+        found = source.skill_listings(where, stamp[0], limit=MAX_SKILLS_PER_SERVER)  # type: ignore[index]
+        out = []
+        for server, wire, problems in found:
+
+            def fetch(uri: str, limit: int, _server: str = server) -> bytes:
+                data: bytes = source.read_skill_file(where, _server, uri, limit=limit)
+                return data
+
+            out.append(Listing(server, tuple(to_remote(server, wire)), tuple(problems), fetch))
+        with self._lock:
+            self._cache[where] = (self.generation(cwd), out)
+        return out

@@ -1,0 +1,182 @@
+"""The skills ``lemon mcp serve`` publishes, in SEP-2640 form: one entry per skill, every file
+with its size and sha256, built from the registry view exactly as ``lemon prompt`` sees it.
+
+Digests are cached by each file's stat signature, so a rebuild after one edit hashes one file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mimetypes
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lemon_skills import _yaml
+from lemon_skills.errors import ManifestError
+from lemon_skills.skills.api import prompt_catalogue
+from lemon_skills.skills.manifest import split_frontmatter
+from lemon_skills.skills.model import Entry
+from lemon_skills.skills.registry import View
+
+#: Bounds a served skill keeps within (the extension's own server-side limits).
+MAX_FILES = 512
+MAX_TOTAL_BYTES = 16 * 1024 * 1024
+_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv"})
+
+
+@dataclass(frozen=True, slots=True)
+class ServedFile:
+    rel: str
+    uri: str
+    path: str
+    digest: str
+    size: int
+
+    @property
+    def mime(self) -> str:
+        if self.rel.endswith(".md"):
+            return "text/markdown"
+        return mimetypes.guess_type(self.rel)[0] or "application/octet-stream"
+
+
+@dataclass(frozen=True, slots=True)
+class ServedSkill:
+    entry: Entry
+    uri: str
+    frontmatter: Mapping[str, Any]
+    files: tuple[ServedFile, ...]
+
+    def wire(self) -> dict[str, Any]:
+        """The ``skills/list`` entry."""
+        return {
+            "uri": self.uri,
+            "frontmatter": dict(self.frontmatter),
+            "resources": [{"uri": f.uri, "digest": f.digest, "size": f.size} for f in self.files],
+        }
+
+
+class Catalog:
+    """Served skills by uri, rebuilt from registry views; ``generation`` says when it changed."""
+
+    def __init__(self) -> None:
+        self._digests: dict[str, tuple[tuple[int, int], str]] = {}
+        self.skills: dict[str, ServedSkill] = {}
+        self.files: dict[str, tuple[ServedSkill, ServedFile]] = {}
+        self.skipped: list[str] = []
+        self.fingerprint: str = ""
+        self.generation = 0
+
+    def update(self, view: View) -> bool:
+        """Rebuild from ``view``; return True when what is served changed."""
+        skills: dict[str, ServedSkill] = {}
+        skipped: list[str] = []
+        for entry in prompt_catalogue(view):
+            if entry.source == "mcp":
+                continue  # a skill from another server is not ours to publish
+            served, why = self._serve(entry)
+            if served is None:
+                skipped.append(f"{entry.key}: {why}")
+            elif served.uri in skills:
+                skipped.append(f"{entry.key}: its name is served by another skill")
+            else:
+                skills[served.uri] = served
+        fp = hashlib.sha256(
+            json.dumps([s.wire() for s in skills.values()], sort_keys=True, default=str).encode()
+        ).hexdigest()
+        self.skipped = skipped
+        if fp == self.fingerprint:
+            return False
+        self.skills = skills
+        self.files = {f.uri: (s, f) for s in skills.values() for f in s.files}
+        self.fingerprint = fp
+        self.generation += 1
+        return True
+
+    def by_name(self, name: str) -> ServedSkill | None:
+        """The served skill called ``name`` or with key ``name``."""
+        found = self.skills.get(f"skill://{name}/SKILL.md")
+        if found is not None:
+            return found
+        return next((s for s in self.skills.values() if s.entry.key == name), None)
+
+    def _serve(self, entry: Entry) -> tuple[ServedSkill | None, str]:
+        name = entry.name
+        if not _NAME.match(name) or len(name) > 64:
+            return None, f"name {name!r} breaks the Agent Skills naming rules"
+        root = f"skill://{name}/"
+        files: list[ServedFile] = []
+        total = 0
+        for rel in _walk(entry.path):
+            if len(files) >= MAX_FILES:
+                return None, f"more than {MAX_FILES} files"
+            f = self._file(entry.path, rel, root)
+            if f is None:
+                continue
+            total += f.size
+            if total > MAX_TOTAL_BYTES:
+                return None, f"larger than {MAX_TOTAL_BYTES} bytes"
+            files.append(f)
+        if not any(f.rel == "SKILL.md" for f in files):
+            return None, "no SKILL.md"
+        front = _frontmatter(entry)
+        if front is None or front.get("name") != name:
+            return None, "its SKILL.md has no YAML frontmatter naming it"
+        return ServedSkill(entry, root + "SKILL.md", front, tuple(files)), ""
+
+    def _file(self, base: Path, rel: str, root: str) -> ServedFile | None:
+        path = os.path.join(base, rel)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        sig = (st.st_mtime_ns, st.st_size)
+        hit = self._digests.get(path)
+        if hit is None or hit[0] != sig:
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                return None
+            hit = (sig, "sha256:" + hashlib.sha256(data).hexdigest())
+            self._digests[path] = hit
+        return ServedFile(rel, root + rel, path, hit[1], st.st_size)
+
+
+def _frontmatter(entry: Entry) -> dict[str, Any] | None:
+    """The SKILL.md frontmatter verbatim (as JSON values), or None when it has none."""
+    try:
+        split = split_frontmatter(entry.content())
+        data = _yaml.safe_load(split.frontmatter) if split.format == "yaml" else None
+    except (OSError, UnicodeDecodeError, ManifestError, _yaml.YAMLError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    # YAML dates and the like become strings, as any JSON listing would carry them.
+    loaded: dict[str, Any] = json.loads(json.dumps(data, default=str))
+    return loaded
+
+
+def _walk(skill_dir: Path) -> list[str]:
+    """Regular files under the skill dir, as sorted posix paths (no symlinks, no hidden dirs)."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(skill_dir):
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in _SKIP_DIRS
+            and not d.startswith(".")
+            and not os.path.islink(os.path.join(dirpath, d))
+        )
+        rel_dir = os.path.relpath(dirpath, skill_dir)
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full) or not os.path.isfile(full):
+                continue
+            out.append(name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/"))
+    return out
