@@ -225,3 +225,19 @@ def test_cli_checks_required_mcp_servers_against_the_mcp_config(capsys, agent_di
     data = json.loads(capsys.readouterr().out)
     assert data["missing_mcp_servers"] == [] and data["ready"]
     settings.reset()
+
+
+def test_a_broken_profile_is_reported_and_refuses_its_agent_but_keeps_the_disabled_list(
+    project, project_skills
+):
+    _team(project_skills)
+    (project / ".lemon" / "skills.json").write_text(
+        json.dumps(
+            {"version": 1, "disabled": ["deploy-prod"], "profiles": {"sub": {"allow": "git-*"}}}
+        )
+    )
+    diags = [d for d in api.diagnostics(cwd=project) if d.code == "corrupt_profiles"]
+    assert diags and "sub" in diags[0].reason
+    with pytest.raises(ConfigError, match="no skill profile for agent 'sub'"):
+        api.list_skills(cwd=project, agent="sub")
+    assert not api.get("deploy-prod", cwd=project).enabled  # type: ignore[union-attr]

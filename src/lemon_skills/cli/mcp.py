@@ -509,8 +509,18 @@ def _print_issues_dicts(issues: list[dict[str, Any]]) -> None:
     is_flag=True,
     help="Also offer skill_manage (every write still goes through approvals).",
 )
+@click.option(
+    "--agent",
+    default=None,
+    metavar="NAME",
+    help="Serve only what this agent's skill profile (skills.json profiles) lets it see.",
+)
 def serve_cmd(
-    http: str | None, skills_only: bool, allow_write: bool, cwd: Path | None = None
+    http: str | None,
+    skills_only: bool,
+    allow_write: bool,
+    cwd: Path | None = None,
+    agent: str | None = None,
 ) -> None:
     """Serve this project's skills to any MCP host (SEP-2640 skills, prompts and tools).
 
@@ -521,7 +531,9 @@ def serve_cmd(
 
     from lemon_skills.tools.serve.server import Options, serve_http, serve_stdio
 
-    options = Options(cwd=resolve_cwd(cwd), tools=not skills_only, allow_write=allow_write)
+    options = Options(
+        cwd=resolve_cwd(cwd), tools=not skills_only, allow_write=allow_write, agent=agent
+    )
     if http is None:
         anyio.run(serve_stdio, options)
         return

@@ -20,7 +20,8 @@ its things becomes a ``Document`` and which fields weigh what. The whole API::
   document first; ``priority`` breaks ties (higher first); ``stamp`` lets a ``memo`` passed to
   ``build_index`` tokenise one version of a document once.
 * ``build_index(docs, weights, memo=None) -> Index``; ``dumps(index)`` / ``loads(data, weights)``
-  give a compact byte form for an on-disk cache.
+  give a compact byte form for an on-disk cache, ``dump_analysed`` / ``load_analysed`` the
+  memo's tokenised documents, so a new process rebuilds re-reading only changed documents.
 * ``rank(index, query, limit=3, similar=None) -> list[Match]``: ``Match(doc, key, score, parts)``,
   where ``parts`` are the score's pieces (``term:STEM``, ``phrase``, ``exact_name``, ``coverage``,
   ``short_fields``, ``score``, ``evidence``); ``similar`` (document number -> cosine similarity)
@@ -39,7 +40,16 @@ documents as for 10,000. See ``index`` for the BM25F fields and ``scoring`` for 
 
 from __future__ import annotations
 
-from lemon_skills.search.index import Document, Index, Weights, build_index, dumps, loads
+from lemon_skills.search.index import (
+    Document,
+    Index,
+    Weights,
+    build_index,
+    dump_analysed,
+    dumps,
+    load_analysed,
+    loads,
+)
 from lemon_skills.search.metrics import (
     Case,
     CrossValidation,
@@ -61,9 +71,11 @@ __all__ = [
     "build_index",
     "clears_bar",
     "cross_validate",
+    "dump_analysed",
     "dumps",
     "evaluate",
     "explain",
+    "load_analysed",
     "load_cases",
     "loads",
     "rank",

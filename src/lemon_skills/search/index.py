@@ -20,7 +20,7 @@ import sys
 from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lemon_skills.search import tokens
 
@@ -78,8 +78,10 @@ class Weights:
     abstain_coverage_power: float = 1.0
     #: Coverage credit of a word found only in a long field, relative to one in a short field.
     body_credit: float = 1.0
-    #: Answer only if the best document scores at least this (in units of the rarest term).
+    #: Answer only if the best document scores at least this (in units of the rarest term)...
     min_score: float = 0.45
+    #: ...and holds at least this many of the query's content words (all, when it has fewer).
+    min_words: int = 2
     #: With semantic similarity: bonus per unit of cosine similarity above the floor...
     semantic_weight: float = 3.0
     semantic_floor: float = 0.1
@@ -138,6 +140,22 @@ class Index:
         return idf(len(self.keys), 0)
 
 
+#: The ``Weights`` fields ``build_index`` reads; the others only change how an index is ranked.
+BUILD_FIELDS = frozenset({"field_weight", "field_b", "long_fields", "name_field", "k1", "body_df"})
+
+
+def reweigh(index: Index, weights: Weights) -> Index:
+    """``index`` ranked with ``weights``, which may differ from its own only outside
+    ``BUILD_FIELDS`` (so no rebuild is needed).
+
+    Raises:
+        ValueError: ``weights`` changes a constant the index was built with.
+    """
+    if any(getattr(weights, f) != getattr(index.weights, f) for f in BUILD_FIELDS):
+        raise ValueError("these weights need a new index")
+    return replace(index, weights=weights)
+
+
 def bigrams(terms: Sequence[str]) -> Iterable[str]:
     """Adjacent term pairs, the phrase keys of the index (``"merg pdf"``)."""
     return (f"{a} {b}" for a, b in zip(terms, terms[1:], strict=False))
@@ -172,6 +190,38 @@ class Analysed:
     fields: tuple[tuple[str, Counter[str], int], ...]
     short_words: tuple[tuple[str, ...], ...]  # content words of each short field, in order
     lexicon: tuple[tuple[str, str], ...]  # (word, term) of the short-field words of 3+ letters
+
+
+def dump_analysed(items: Iterable[tuple[Hashable, Analysed]]) -> bytes:
+    """Tokenised documents by stamp as bytes for ``load_analysed`` (stamps must be tuples of
+    strings and numbers), so a new process can rebuild an index re-reading only what changed."""
+    rows = [
+        (stamp, [(f, dict(c), n) for f, c, n in a.fields], a.short_words, a.lexicon)
+        for stamp, a in items
+    ]
+    return marshal.dumps((FORMAT, rows))
+
+
+def load_analysed(data: bytes) -> dict[Hashable, Analysed]:
+    """The tokenised documents ``dump_analysed`` stored.
+
+    Raises:
+        ValueError: the bytes are not tokenised documents of this format.
+    """
+    try:
+        version, rows = marshal.loads(data)  # noqa: S302 - our own cache file
+        if version != FORMAT:
+            raise ValueError("tokenised documents of another format")
+        return {
+            stamp: Analysed(
+                fields=tuple((f, Counter(c), n) for f, c, n in fields),
+                short_words=short_words,
+                lexicon=lexicon,
+            )
+            for stamp, fields, short_words, lexicon in rows
+        }
+    except (EOFError, TypeError, ValueError) as exc:
+        raise ValueError("not tokenised documents") from exc
 
 
 def analyse_document(doc: Document, weights: Weights) -> Analysed:

@@ -51,6 +51,7 @@ class QueryTerm:
     weight: float  # 1 for a word as typed, less for a typo fix or a compound part
     credit: float  # IDF mass of the query words it stands for
     source: str = ""  # the query word(s) it was derived from, when not typed as such
+    words: tuple[str, ...] = ()  # the query's content words it stands for
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,8 @@ class Query:
     phrases: tuple[str, ...]
     mass: float  # IDF mass of every content word; unknown words count as the rarest
     name: str  # the query written as key words, for the exact-name match
+    words: int = 0  # distinct content words some document holds (through any reading)
+    content: int = 0  # distinct content words
 
 
 def _fuzzy(index: Index, word: str) -> list[str]:
@@ -116,7 +119,7 @@ def analyse(index: Index, query: str, *, plain: bool = False) -> Query:
     for s, w in dict(zip(stems, content, strict=True)).items():
         if s in index.postings:
             mass += idf[s]
-            add(QueryTerm(s, 1.0, idf[s]))
+            add(QueryTerm(s, 1.0, idf[s], words=(w,)))
             continue
         parts = decompound(w, index.lexicon)
         alts = [p for p in parts if p in index.postings] if parts else _likely(index, w)
@@ -129,15 +132,18 @@ def analyse(index: Index, query: str, *, plain: bool = False) -> Query:
         share = 1.0 / len(alts)
         weight = index.weights.fuzzy * (1.0 if parts else share)
         for alt in alts:
-            add(QueryTerm(alt, weight, top * share, w))
+            add(QueryTerm(alt, weight, top * share, w, (w,)))
     for i in range(len(content) - 1):
         glued = text.stem(content[i] + content[i + 1])
         if glued in index.postings and glued not in found:
             credit = idf.get(stems[i], rare) + idf.get(stems[i + 1], rare)
             source = f"{content[i]} {content[i + 1]}"
-            add(QueryTerm(glued, 1.0, min(credit, 2 * idf[glued]), source))
+            pair = (content[i], content[i + 1])
+            add(QueryTerm(glued, 1.0, min(credit, 2 * idf[glued]), source, pair))
     phrases = tuple(b for b in dict.fromkeys(bigrams(stems)) if b in index.postings)
-    return Query(tuple(found.values()), phrases, mass, " ".join(text.key_words(query)))
+    name = " ".join(text.key_words(query))
+    known = {w for qt in found.values() for w in qt.words}
+    return Query(tuple(found.values()), phrases, mass, name, len(known), len(set(content)))
 
 
 @dataclass(slots=True)
@@ -239,17 +245,50 @@ def evidence(index: Index, plain: Query, doc: int) -> float:
     Ranking discounts words a document mentions only in a long field, which orders better
     but would let a request nothing is about (whose words turn up in some body) look
     specific; the abstain check therefore keeps plain IDF and full coverage weight.
+
+    Two rules without parameters bound it. A match holding fewer of the query's known words
+    (content words some document holds) than ``Weights.min_words``, or than the query has,
+    is no evidence at all: one word of a request ("weather" in "weather in Paris", where
+    another skill mentions Paris) names a neighbourhood, not a topic; words no document holds
+    are left to coverage. A document holding every content word of the query, one of them
+    held by no other document, clears the bar however faint its share of the text: a word
+    found in one place names that place.
     """
     if not plain.mass:
         return 0.0
+    floor = 0.0
     parts, covered = _term_parts(index, plain, doc, index.plain_idf)
     score = sum(parts.values())
     if index.names.get(plain.name) == doc:
         score += index.weights.exact_name
         covered = plain.mass
+    else:
+        held = matched_words(index, plain, doc)
+        if held < min(index.weights.min_words, plain.words):
+            return 0.0
+        if held == plain.content and _sole_holder(index, plain, doc):
+            floor = index.weights.min_score
     unit = 1.0 / index.idf_of_unknown()
     share = min(1.0, covered / plain.mass)
-    return unit * score * math.pow(share, index.weights.abstain_coverage_power)
+    return max(floor, unit * score * math.pow(share, index.weights.abstain_coverage_power))
+
+
+def matched_words(index: Index, q: Query, doc: int) -> int:
+    """How many of ``q``'s content words ``doc`` holds (through any of their terms)."""
+    words: set[str] = set()
+    for qt in q.terms:
+        if _weight(index, qt.term, doc):
+            words.update(qt.words)
+    return len(words)
+
+
+def _sole_holder(index: Index, q: Query, doc: int) -> bool:
+    """True when ``doc`` is the only document holding one of the words ``q`` has as typed."""
+    for qt in q.terms:
+        docs = index.postings[qt.term].docs
+        if not qt.source and len(docs) == 1 and docs[0] == doc:
+            return True
+    return False
 
 
 def _term_parts(

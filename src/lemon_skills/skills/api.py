@@ -22,6 +22,7 @@ from lemon_skills.skills.model import Diagnostic, Entry
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import semantic as semantic_mod
 from lemon_skills.skills.ranking import snapshot as index_cache
+from lemon_skills.skills.ranking import tuning
 from lemon_skills.skills.readiness import SkillStatus, evaluate, not_found
 from lemon_skills.skills.registry import View, default_registry, require, view
 from lemon_skills.skills.remote import store as remote_store
@@ -295,6 +296,30 @@ def evaluate_queries(
     return evaluation.evaluate(cases, rank)
 
 
+def cross_validate_queries(
+    cases: Sequence[evaluation.Case],
+    *,
+    cwd: PathArg = None,
+    skills_dir: PathArg = None,
+    folds: int = 10,
+    max_results: int = 10,
+    semantic: bool | None = None,
+) -> tuning.Tuning:
+    """Cross-validated figures of the ranker's tunable constants on labelled queries (see
+    ``ranking.tuning``); skills chosen as in ``evaluate_queries``.
+
+    Raises:
+        ConfigError: ``skills_dir`` holds no skill, or fewer queries than folds.
+    """
+    if len(cases) < folds:
+        raise ConfigError(f"{folds}-fold cross-validation needs at least {folds} queries")
+    entries = view(cwd).enabled() if skills_dir is None else _entries_in(Path(skills_dir))
+    sim = semantic_mod.Similarity(entries) if semantic_mod.requested(semantic) else None
+    return tuning.cross_validate(
+        entries, cases, folds=folds, similarity=sim, max_results=max_results
+    )
+
+
 def _entries_in(directory: Path) -> list[Entry]:
     scan = discovery.scan_dirs([directory], "project")
     entries = [e for c in scan.candidates if (e := discovery.load_candidate(c).entry) is not None]
@@ -309,20 +334,21 @@ def prompt_catalogue(
     v: View, profile: Profile | None = None, play: activation.InPlay | None = None
 ) -> list[Entry]:
     """Skills the catalogue may show: enabled, model-invocable, active or merely not ready,
-    inside ``profile``, with their required skills and MCP servers present, and (for a
-    path-scoped skill) a file in play that matches."""
+    inside ``profile``, with their required skills and MCP servers present, and, when
+    ``play`` is given, a file in play for each path-scoped skill."""
     blocked = {
         scope: _blocked_keys(scope, v.cwd) if scope == "global" or v.cwd else frozenset()
         for scope in ("global", "project")
     }
     available = frozenset(e.key for e in v.enabled())
     servers = _server_names(v)
-    play = play or activation.in_play((), cwd=v.cwd or Path.cwd())
     out = []
     for e in v.enabled():
         if e.flag("disable_model_invocation"):
             continue
-        if (profile is not None and not profile.admits(e.key)) or not play.admits(e):
+        if (profile is not None and not profile.admits(e.key)) or (
+            play is not None and not play.admits(e)
+        ):
             continue
         st = evaluate(
             e,

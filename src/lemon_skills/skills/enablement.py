@@ -40,6 +40,8 @@ class Enablement:
     errors: tuple[ConfigError, ...] = ()
     #: Per-agent skill profiles of both scopes, merged (see ``selection.profiles``).
     profiles: Mapping[str, Profile] = field(default_factory=dict)
+    #: Invalid ``profiles`` objects: those profiles are dropped, the rest of the file is used.
+    profile_errors: tuple[ConfigError, ...] = ()
 
     def is_disabled(self, key: str) -> bool:
         """True when either scope disables ``key``."""
@@ -76,6 +78,7 @@ def load(global_path: Path, project_path: Path | None) -> Enablement:
     sets: list[frozenset[str]] = []
     config: dict[str, dict[str, Any]] = {}
     scoped: list[dict[str, Profile]] = [{}, {}]
+    profile_errors: list[ConfigError] = []
     for i, path in enumerate((global_path, project_path)):
         if path is None:
             sets.append(frozenset())
@@ -91,12 +94,19 @@ def load(global_path: Path, project_path: Path | None) -> Enablement:
             try:
                 scoped[i] = profiles.parse(data.get("profiles"), path=path)
             except ConfigError as exc:
-                errors.append(exc)
+                profile_errors.append(exc)
         sets.append(disabled)
         for key, value in skills.items():
             if isinstance(value, dict):
                 config.setdefault(key, {}).update(value)
-    return Enablement(sets[0], sets[1], config, tuple(errors), profiles.merge(*scoped))
+    return Enablement(
+        sets[0],
+        sets[1],
+        config,
+        tuple(errors),
+        profiles.merge(*scoped),
+        tuple(profile_errors),
+    )
 
 
 def set_disabled(path: Path, key: str, disabled: bool) -> bool:

@@ -254,6 +254,15 @@ class Registry:
             )
             for err in en.errors
         )
+        diags.extend(
+            Diagnostic(
+                path=err.path or Path("skills.json"),
+                reason=err.reason + "; the profiles of this file are ignored and an agent "
+                "that names one is refused until it is fixed",
+                code="corrupt_profiles",
+            )
+            for err in en.profile_errors
+        )
         entries = tuple(sorted(merged.entries.values(), key=_BY_KEY))
         if en.disabled_global or en.disabled_project:
             entries = tuple(e.with_enabled(False) if en.is_disabled(e.key) else e for e in entries)

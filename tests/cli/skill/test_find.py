@@ -96,3 +96,27 @@ def test_eval_on_a_directory_without_skills_is_an_error(tmp_path, capsys):
     empty.mkdir()
     assert main(["skill", "eval", "--queries", str(queries), "--skills", str(empty)]) == 1
     assert "no skills in" in capsys.readouterr().err
+
+
+def test_eval_cv_reports_held_out_figures_of_the_tuning(project, project_skills, tmp_path, capsys):
+    _skills(project_skills)
+    queries = tmp_path / "q.jsonl"
+    lines = [
+        {"query": "deploy to kubernetes", "expected": ["kubernetes-deploy"], "kind": "terse"},
+        {"query": "kubernetes rollout", "expected": ["kubernetes-deploy"], "kind": "terse"},
+        {"query": "release notes from PRs", "expected": ["release-notes"], "kind": "terse"},
+        {"query": "slow postgres queries", "expected": ["postgres-tuning"], "kind": "terse"},
+        {"query": "bake sourdough bread", "expected": [], "kind": "none"},
+        {"query": "knit a scarf", "expected": [], "kind": "none"},
+    ]
+    queries.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    args = ["skill", "eval", "--queries", str(queries), "--cwd", str(project), "--cv", "3"]
+    assert main([*args, "--json"]) == 0
+    cv = json.loads(capsys.readouterr().out)["cv"]
+    assert cv["folds"] == 3 and cv["count"] == 6
+    assert sum(p["folds"] for p in cv["picked"]) == 3
+    assert set(cv["picked"][0]["setting"]) == {"body_df", "coverage_power", "min_score"}
+    assert main(args) == 0
+    assert "3-fold cross-validation over 36 settings" in capsys.readouterr().out
+    assert main([*args[:-1], "9"]) == 1
+    assert "at least 9 queries" in capsys.readouterr().err

@@ -8,6 +8,7 @@ import pytest
 
 import lemon_skills
 from lemon_skills.errors import ConfigError
+from lemon_skills.search import index as search_index
 from lemon_skills.skills import api, registry
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import semantic
@@ -274,3 +275,65 @@ def test_rebuilding_after_an_edit_ranks_exactly_like_a_fresh_build(
     monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
     assert reused == _scored(build_index(edited), queries)
     assert reused != first
+
+
+def test_one_word_of_several_is_not_an_answer(project, project_skills):
+    _corpus(project_skills)
+    write_skill(
+        project_skills,
+        "weather-forecasting",
+        description="Forecast weather and demand from time series.",
+    )
+    write_skill(project_skills, "travel-notes", description="Notes.", body="Paris in spring.\n")
+    assert _keys("weather forecast", project)[0] == "weather-forecasting"
+    # "weather" is all the skill shares with this request; "paris" is only mentioned elsewhere.
+    assert _keys("weather in Paris", project) == []
+
+
+def test_a_long_noisy_request_is_ranked_by_its_informative_words(project, project_skills):
+    _corpus(project_skills)
+    request = (
+        "Hi team, quick one before the weekly sync on Thursday: our group of 12 people has "
+        "been going back and forth for two weeks about the numbers for the quarter, and "
+        "Maria from finance says the report is late again. Anyway, what I really need today "
+        "is to merge the scanned contracts into one PDF and pull the tables out of them, "
+        "ideally before lunch so Tom can review everything this afternoon. Thanks a lot!"
+    )
+    assert _keys(request, project)[0] == "pdf"
+
+
+def test_a_word_only_one_skill_body_has_finds_that_skill(project, project_skills):
+    _corpus(project_skills)
+    filler = "Notes on layout, spacing and margins for printed pages. " * 300
+    write_skill(
+        project_skills,
+        "print-layout",
+        description="Lay out pages for print.",
+        body=f"# Printing\n\n{filler}\nAlso reads the zorblax format.\n",
+    )
+    assert _keys("zorblax", project) == ["print-layout"]
+
+
+def test_after_an_edit_a_new_process_re_reads_only_the_edited_skill(
+    project, project_skills, monkeypatch
+):
+    monkeypatch.setattr(index_cache, "MIN_SKILLS", 0)
+    _corpus(project_skills)
+    index_cache.load_or_build(api.view(project).enabled())
+    write_skill(project_skills, "pdf", description="Merge PDF files and crawl their links.")
+    api.refresh()
+    edited = api.view(project).enabled()
+    # A new process: nothing tokenised in memory, only the cached file from before the edit.
+    monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
+    seen: list[str] = []
+    real = search_index.analyse_document
+    monkeypatch.setattr(
+        search_index, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w)
+    )
+    rebuilt = index_cache.load_or_build(edited)
+    assert seen == ["pdf"]
+    monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
+    queries = ("merge pdf", "crawl links", "deploy kubernetes", "release notes")
+    assert _scored(rebuilt, queries) == _scored(build_index(edited), queries)
+    # The stale file was replaced, not kept beside the new one.
+    assert len(list(index_cache.cache_dir().glob("*.idx"))) == 1

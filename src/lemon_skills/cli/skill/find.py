@@ -19,6 +19,7 @@ from lemon_skills.cli._output import (
 from lemon_skills.search.metrics import Report, load_cases
 from lemon_skills.skills import api
 from lemon_skills.skills.ranking.find import Match
+from lemon_skills.skills.ranking.tuning import Tuning
 
 
 def semantic_option(f: F) -> F:
@@ -114,6 +115,13 @@ def _match_dict(m: Match) -> dict[str, object]:
 @click.option(
     "--max-results", default=10, show_default=True, type=click.IntRange(3), help="Depth for MRR."
 )
+@click.option(
+    "--cv",
+    "folds",
+    type=click.IntRange(2),
+    default=None,
+    help="Also report K-fold cross-validation of the ranker's tunable constants.",
+)
 @json_option
 @semantic_option
 def eval_cmd(
@@ -121,6 +129,7 @@ def eval_cmd(
     cwd: Path | None = None,
     skills_dir: Path | None = None,
     max_results: int = 10,
+    folds: int | None = None,
     as_json: bool = False,
     semantic: bool | None = None,
 ) -> None:
@@ -130,16 +139,50 @@ def eval_cmd(
     Prints recall@1 and recall@3 (a query is a hit when any expected key is in the top 1 / 3),
     MRR, none-rejection (share of "expected": [] queries answered with nothing),
     false-rejection (share of targeted queries answered with nothing), recall per kind, and
-    every query not answered right.
+    every query not answered right. With --cv K also the same figures cross-validated over
+    the ranker's tunable constants: each of K folds answered by the setting best on the
+    others, i.e. what the constants are worth on queries their choice never saw.
     """
     cases = load_cases(queries_file)
     report = api.evaluate_queries(
         cases, cwd=cwd, skills_dir=skills_dir, max_results=max_results, semantic=semantic
     )
+    tuned = None
+    if folds is not None:
+        tuned = api.cross_validate_queries(
+            cases,
+            cwd=cwd,
+            skills_dir=skills_dir,
+            folds=folds,
+            max_results=max_results,
+            semantic=semantic,
+        )
     if as_json:
-        emit_json(report.to_dict())
-    else:
-        _print_report(report)
+        data = report.to_dict()
+        if tuned is not None:
+            data["cv"] = {
+                "folds": tuned.folds,
+                **tuned.cv.report.to_dict(),
+                "picked": [{"setting": s, "folds": n} for s, n in tuned.picked()],
+            }
+        emit_json(data)
+        return
+    _print_report(report)
+    if tuned is not None:
+        _print_cv(tuned)
+
+
+def _print_cv(t: Tuning) -> None:
+    r = t.cv.report
+    click.echo(f"\n{t.folds}-fold cross-validation over {len(t.settings)} settings")
+    click.echo(f"recall@1        {_pct(r.recall_at_1)}")
+    click.echo(f"recall@3        {_pct(r.recall_at_3)}")
+    click.echo(f"MRR             {_pct(r.mrr)}")
+    click.echo(f"none-rejection  {_pct(r.none_rejection)}")
+    click.echo(f"false-rejection {_pct(r.false_rejection)}")
+    for setting, n in t.picked():
+        values = " ".join(f"{k}={v:g}" for k, v in setting.items())
+        click.echo(f"  picked by {n} fold(s): {values}")
 
 
 def _pct(value: float | None) -> str:

@@ -8,6 +8,7 @@ only says how an ``Entry`` becomes a ``search.Document`` and which field weighs 
 from __future__ import annotations
 
 import hashlib
+import marshal
 import re
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -124,8 +125,11 @@ def cache_key(entries: Sequence[Entry], weights: Weights = DEFAULT_WEIGHTS) -> s
 
 
 def dumps(index: Index) -> bytes:
-    """The index as bytes for ``loads`` (entries are not stored: the caller has them)."""
-    return search.dumps(index.core)
+    """The index, and each skill tokenised, as bytes for ``loads`` and ``seed`` (entries are
+    not stored: the caller has them)."""
+    stamps = [_stamp(e) for e in index.entries]
+    tokenised = search.dump_analysed((s, _ANALYSED[s]) for s in stamps if s in _ANALYSED)
+    return marshal.dumps((search.dumps(index.core), tokenised))
 
 
 def loads(data: bytes, entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS) -> Index:
@@ -134,7 +138,33 @@ def loads(data: bytes, entries: Sequence[Entry], *, weights: Weights = DEFAULT_W
     Raises:
         ValueError: the bytes are not an index of this format, machine or skill list.
     """
-    core = search.loads(data, weights)
+    core = search.loads(_parts(data)[0], weights)
     if core.keys != tuple(e.key for e in entries):
         raise ValueError("ranking index of another skill list")
     return Index(tuple(entries), core)
+
+
+def seed(data: bytes, entries: Sequence[Entry]) -> float:
+    """Take the tokenised skills of ``dumps`` output that ``entries`` still have, so the next
+    ``build_index`` re-reads only the others. Returns the share of the stored skills that
+    ``entries`` still have at the same place (edited or not).
+
+    Raises:
+        ValueError: the bytes are not ``dumps`` output of this format.
+    """
+    stored = search.load_analysed(_parts(data)[1])
+    current = {_stamp(e) for e in entries}
+    _ANALYSED.update((s, a) for s, a in stored.items() if s in current)
+    places = {s[:3] for s in current}
+    kept = sum(1 for s in stored if isinstance(s, tuple) and s[:3] in places)
+    return kept / len(stored) if stored else 0.0
+
+
+def _parts(data: bytes) -> tuple[bytes, bytes]:
+    try:
+        core, tokenised = marshal.loads(data)  # noqa: S302 - our own cache file
+    except (EOFError, TypeError, ValueError) as exc:
+        raise ValueError("not a ranking index") from exc
+    if not isinstance(core, bytes) or not isinstance(tokenised, bytes):
+        raise ValueError("not a ranking index")
+    return core, tokenised

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import importlib.metadata
 import math
 import os
 import sqlite3
@@ -64,6 +65,11 @@ class Encoder:
             if not name.startswith("embeddings."):
                 self.w[name + ".T"] = self.np.ascontiguousarray(self.w.pop(name).T)
         self.tok: Any = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        # Vectors are cached under this: a new model (other weights) never reads old vectors,
+        # while an upgrade of lemon-skills alone keeps them.
+        version = importlib.metadata.version(MODEL_PACKAGE)
+        size = (model_dir / "model.safetensors").stat().st_size
+        self.identity = f"{MODEL_PACKAGE}:{version}:{size}:{MAX_TOKENS}"
         # The shipped tokenizer pads every text to a fixed length; batches pad themselves.
         self.tok.no_padding()
         self.tok.enable_truncation(MAX_TOKENS)
@@ -170,15 +176,15 @@ def store_path() -> Path:
     return agent_dir() / "cache" / "semantic.sqlite"
 
 
-def _digest(s: str) -> str:
-    return hashlib.sha256(f"minilm-l6:{MAX_TOKENS}:{s}".encode()).hexdigest()
+def _digest(enc: Encoder, s: str) -> str:
+    return hashlib.sha256(f"{enc.identity}:{s}".encode()).hexdigest()
 
 
 def doc_vectors(entries: Sequence[Entry], enc: Encoder) -> Any:
     """A matrix with one unit vector per entry, embedding only texts not cached yet."""
     np = enc.np
     texts = [doc_text(e) for e in entries]
-    keys = [_digest(t) for t in texts]
+    keys = [_digest(enc, t) for t in texts]
     cached = _read(keys)
     todo = [i for i, k in enumerate(keys) if k not in cached]
     if todo:

@@ -1,9 +1,10 @@
 """Keep built ranking indexes on disk so a fresh process (``lemon skill find``) starts fast.
 
-The file name is a digest of every indexed skill's key, source and content hash plus the
-scorer's constants, so any change to a skill simply misses the cache. The cache is an
-optimisation only: an unreadable, corrupt or unwritable cache falls back to building in
-memory, never to an error.
+The file name is a digest of every indexed skill's key, source and stat signature plus the
+scorer's constants, so a change to a skill misses it; the file also holds every skill
+tokenised, so the rebuild after a miss re-reads only the changed skills and its file replaces
+the stale one. The cache is an optimisation only: an unreadable, corrupt or unwritable cache
+falls back to building in memory, never to an error.
 """
 
 from __future__ import annotations
@@ -32,7 +33,12 @@ def cache_dir() -> Path:
 def load_or_build(
     entries: Sequence[Entry], *, weights: index_mod.Weights = index_mod.DEFAULT_WEIGHTS
 ) -> index_mod.Index:
-    """The index of ``entries``: read from the cache when it has it, else built and stored."""
+    """The index of ``entries``: read from the cache when it has it, else built and stored.
+
+    A miss (a skill was added, edited or removed) rebuilds from the newest cached index's
+    tokenised skills, re-reading only the skills that changed, and the new file replaces that
+    one when it was an earlier state of the same skills.
+    """
     if len(entries) < MIN_SKILLS or os.environ.get("LEMON_NO_INDEX_CACHE"):
         return index_mod.build_index(entries, weights=weights)
     path = cache_dir() / f"{index_mod.cache_key(entries, weights)}.idx"
@@ -40,12 +46,26 @@ def load_or_build(
         return index_mod.loads(path.read_bytes(), entries, weights=weights)
     except (OSError, ValueError):
         pass
+    previous = _newest(path.parent)
+    superseded = False
+    if previous is not None:
+        with contextlib.suppress(OSError, ValueError):
+            superseded = index_mod.seed(previous.read_bytes(), entries) >= 0.5
     built = index_mod.build_index(entries, weights=weights)
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(path, index_mod.dumps(built))
+        if superseded and previous is not None:
+            previous.unlink()
         _prune(path.parent)
     return built
+
+
+def _newest(directory: Path) -> Path | None:
+    with contextlib.suppress(OSError):
+        files = list(directory.glob("*.idx"))
+        return max(files, key=lambda p: p.stat().st_mtime) if files else None
+    return None
 
 
 def _prune(directory: Path) -> None:

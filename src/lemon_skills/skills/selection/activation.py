@@ -78,13 +78,6 @@ def in_play(files: Iterable[str | os.PathLike[str]] | None, *, cwd: Path) -> InP
     return InPlay(paths, (cwd,) if root is None or root == cwd else (cwd, root))
 
 
-def select(ranked: Sequence[Entry], play: InPlay) -> list[Entry]:
-    """``ranked`` without the path-scoped skills no file in play matches, those that match
-    moved ahead of the rest (each group keeps its order)."""
-    scoped = [e for e in ranked if e.paths and play.matches(e)]
-    return [*scoped, *(e for e in ranked if not e.paths)]
-
-
 def matches(patterns: Sequence[str], files: Sequence[Path], roots: Sequence[Path]) -> bool:
     """True when any file, taken relative to any of ``roots``, matches any pattern."""
     if not patterns or not files:

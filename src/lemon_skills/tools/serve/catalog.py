@@ -22,6 +22,7 @@ from lemon_skills.skills.api import prompt_catalogue
 from lemon_skills.skills.manifest import split_frontmatter
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.registry import View
+from lemon_skills.skills.selection.profiles import Profile
 
 #: Bounds a served skill keeps within (the extension's own server-side limits).
 MAX_FILES = 512
@@ -72,11 +73,12 @@ class Catalog:
         self.fingerprint: str = ""
         self.generation = 0
 
-    def update(self, view: View) -> bool:
-        """Rebuild from ``view``; return True when what is served changed."""
+    def update(self, view: View, profile: Profile | None = None) -> bool:
+        """Rebuild from ``view`` (only what ``profile`` admits); return True when what is
+        served changed."""
         skills: dict[str, ServedSkill] = {}
         skipped: list[str] = []
-        for entry in prompt_catalogue(view):
+        for entry in prompt_catalogue(view, profile):
             if entry.source == "mcp":
                 continue  # a skill from another server is not ours to publish
             served, why = self._serve(entry)

@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from lemon_skills import __version__
 from lemon_skills.context import current
 from lemon_skills.skills import api, registry, remote
+from lemon_skills.skills.selection import profiles
 from lemon_skills.tool import Tool, ToolContext
 from lemon_skills.tools.read_skill import read_skill
 from lemon_skills.tools.serve.catalog import Catalog, ServedSkill
@@ -75,6 +76,8 @@ class Options:
     cwd: Path
     tools: bool = True
     allow_write: bool = False
+    #: Serve only what this agent's skill profile (skills.json ``profiles``) lets it see.
+    agent: str | None = None
 
 
 class SkillServer:
@@ -91,7 +94,8 @@ class SkillServer:
 
     def refresh(self) -> bool:
         """Re-read the registry; True when what is served changed."""
-        return self.catalog.update(registry.view(self.options.cwd))
+        v = registry.view(self.options.cwd)
+        return self.catalog.update(v, profiles.select(v.enablement.profiles, self.options.agent))
 
     def _tools(self) -> list[Tool]:
         if not self.options.tools:
@@ -233,8 +237,12 @@ class SkillServer:
         tool = next((t for t in self._tools() if t.name == params.name), None)
         if tool is None:
             return _result(f"unknown tool {params.name!r}", True)
-        out = await tool.acall(args, ToolContext(cwd=self.options.cwd))
+        out = await tool.acall(args, self._context())
         return _result(out.text, out.is_error)
+
+    def _context(self) -> ToolContext:
+        # The served agent's profile binds the tools as it binds the catalogue.
+        return ToolContext(cwd=self.options.cwd, agent_id=self.options.agent)
 
     def _find(self, args: dict[str, Any]) -> tuple[str, bool]:
         query = args.get("query")
@@ -242,7 +250,9 @@ class SkillServer:
             return "query must be a non-empty string", True
         limit = args.get("limit", 5)
         limit = limit if isinstance(limit, int) and 1 <= limit <= 50 else 5
-        found = api.matches(query, cwd=self.options.cwd, max_results=limit)
+        found = api.matches(
+            query, cwd=self.options.cwd, max_results=limit, agent=self.options.agent
+        )
         rows = [
             {
                 "key": m.entry.key,
@@ -256,7 +266,7 @@ class SkillServer:
         return json.dumps({"query": query, "matches": rows}), False
 
     async def _read(self, skill: ServedSkill, args: dict[str, Any]) -> str:
-        out = await read_skill.acall(args, ToolContext(cwd=self.options.cwd))
+        out = await read_skill.acall(args, self._context())
         return out.text
 
     # -- change notifications -----------------------------------------------------------
