@@ -77,3 +77,42 @@ def test_concurrent_processes_lose_no_update(tmp_path):
         assert p.exitcode == 0
     assert json.loads(path.read_text("utf-8"))["n"] == 200
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".lemon-tmp")]
+
+
+def _hold_scratch(root: str, ready) -> None:  # a writer that gets killed mid-write
+    import time
+
+    with _fs.scratch_dir(_Path(root), ".staging-victim-"):
+        fd, _ = __import__("tempfile").mkstemp(suffix=_fs.TEMP_SUFFIX, dir=root)
+        _fs._claim(fd, _)
+        ready.set()
+        time.sleep(60)
+
+
+def test_the_next_write_sweeps_what_a_killed_writer_left_however_young(tmp_path):
+    import signal
+
+    tmp_path = tmp_path / "dir"
+    tmp_path.mkdir()
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    victim = ctx.Process(target=_hold_scratch, args=(str(tmp_path), ready))
+    victim.start()
+    assert ready.wait(30)
+    with _fs.scratch_dir(tmp_path, ".staging-live-"):
+        live = sorted(p.name for p in tmp_path.iterdir())
+        _fs.write_json_atomic(tmp_path / "s.json", {"a": 1})  # the victim is still alive
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*live, "s.json"])
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.join()
+        _fs.write_json_atomic(tmp_path / "s.json", {"a": 2})
+        left = sorted(p.name for p in tmp_path.iterdir())
+    assert len(left) == 2 and left[0].startswith(".staging-live-") and left[1] == "s.json"
+
+
+def test_a_non_empty_backup_is_kept_for_a_day(tmp_path):
+    tmp_path = tmp_path / "dir"
+    (tmp_path / ".backup-a-1" / "a").mkdir(parents=True)
+    (tmp_path / ".backup-b-2").mkdir()
+    _fs.write_json_atomic(tmp_path / "s.json", {})
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".backup-a-1", "s.json"]

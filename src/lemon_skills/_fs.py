@@ -11,12 +11,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from lemon_skills.errors import ConfigError
+
+if sys.platform != "win32":  # Windows has no flock: transients are swept by age only
+    import fcntl
 
 JsonDict = dict[str, Any]
 
@@ -36,11 +40,19 @@ def locked(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
 
 
 def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Replace ``path`` with ``data`` atomically (temp file, fsync, rename, fsync dir)."""
+    """Replace ``path`` with ``data`` atomically (temp file, fsync, rename, fsync dir).
+
+    Temp files a killed writer left in the same directory are removed first (``sweep_stale``).
+    """
     import tempfile  # writers only, like filelock: start-up of read-only commands stays lean
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".lemon-tmp", dir=path.parent)
+    sweep_stale(path.parent)
+    while True:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+        if _claim(fd, tmp):
+            break
+        os.close(fd)  # a sweeper removed it between creation and claim: take another name
     try:
         if mode is not None:
             os.fchmod(fd, mode)
@@ -128,19 +140,94 @@ def _fingerprint(data: Any) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-#: Leftover staging/backup directories older than this belong to a process that died.
+#: Suffix of the temp files of ``write_bytes_atomic``.
+TEMP_SUFFIX = ".lemon-tmp"
+#: A ``.backup-*`` dir may hold the only copy of a skill whose replacement was interrupted, so
+#: one that is not empty is kept this long for a person to recover it.
 STALE_AFTER_S = 24 * 3600
 
 
+@contextlib.contextmanager
+def scratch_dir(parent: Path, prefix: str) -> Iterator[Path]:
+    """A new private directory in ``parent`` (name starts with ``prefix``), removed on exit.
+
+    The directory is claimed (an exclusive ``flock`` on it) for as long as it exists, so the
+    next writer in ``parent`` can tell it from one a killed process left behind and sweep it.
+    """
+    import tempfile
+
+    parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale(parent)
+    while True:
+        path = tempfile.mkdtemp(prefix=prefix, dir=parent)
+        fd = os.open(path, os.O_RDONLY)
+        if _claim(fd, path):
+            break
+        os.close(fd)
+    try:
+        yield Path(path)
+    finally:
+        try:
+            remove_tree(Path(path))
+        finally:
+            os.close(fd)
+
+
 def sweep_stale(root: Path, *, older_than: float = STALE_AFTER_S) -> None:
-    """Remove ``.staging-*`` / ``.backup-*`` dirs under ``root`` a killed process left behind."""
+    """Remove the staging dirs and temp files in ``root`` that a killed process left behind.
+
+    Their owner held an exclusive ``flock`` on them until it died (the kernel drops it then),
+    so an entry that can be locked now has no live writer, however young it is. A ``.backup-``
+    dir is removed when empty, else only after ``older_than`` seconds (it may be the only copy
+    of a skill). Without ``flock`` (Windows) every transient waits ``older_than``.
+    """
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
     cutoff = time.time() - older_than
-    with contextlib.suppress(OSError):
-        for p in root.iterdir():
-            if p.name.startswith((".staging-", ".backup-")):
-                with contextlib.suppress(OSError):
-                    if p.lstat().st_mtime < cutoff:
-                        remove_tree(p)
+    for name in names:
+        if name.startswith(".staging-") or name.endswith(TEMP_SUFFIX):
+            _reap(os.path.join(root, name), cutoff, keep_unless_old=False)
+        elif name.startswith(".backup-"):
+            _reap(os.path.join(root, name), cutoff, keep_unless_old=True)
+
+
+def _claim(fd: int, path: str) -> bool:
+    """Lock ``fd`` exclusively; False when ``path`` no longer names it (a sweeper took it)."""
+    if sys.platform == "win32":
+        return True
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        return os.fstat(fd).st_ino == os.lstat(path).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _reap(path: str, cutoff: float, *, keep_unless_old: bool) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return
+    try:
+        if sys.platform == "win32":
+            if os.fstat(fd).st_mtime < cutoff:
+                remove_tree(Path(path))
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # a live writer holds it
+        st = os.fstat(fd)
+        if st.st_ino != os.lstat(path).st_ino:
+            return
+        if keep_unless_old and st.st_mtime >= cutoff and os.listdir(path):
+            return
+        remove_tree(Path(path))
+    except OSError:
+        pass  # gone already, or not ours to remove: the next writer tries again
+    finally:
+        os.close(fd)
 
 
 def remove_tree(path: Path) -> None:

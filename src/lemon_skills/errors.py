@@ -196,3 +196,7 @@ class CuratorError(LemonSkillsError):
 class RemoteSkillError(LemonSkillsError):
     """A skill from a remote source (an MCP server) failed verification or could not be read;
     its content is never shown."""
+
+
+class SchemaConversionError(LemonSkillsError):
+    """A tool's input schema cannot be expressed in a model provider's schema dialect."""

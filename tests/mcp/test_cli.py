@@ -331,6 +331,32 @@ def test_call_says_mcp_is_disabled(configured, capsys, monkeypatch):
     assert code == 1 and "MCP is off here (disabled by LEMON_MCP_DISABLED)" in err
 
 
+@pytest.mark.parametrize(
+    ("fmt", "schema_key"),
+    [("openai", "function"), ("anthropic", "input_schema"), ("gemini", "parameters")],
+)
+def test_tools_in_a_providers_format(configured, capsys, fmt, schema_key):
+    code, out, _ = run(
+        capsys,
+        "mcp",
+        "tools",
+        "--server",
+        "fx",
+        "--format",
+        fmt,
+        "--json",
+        "--cwd",
+        str(configured),
+    )
+    defs = json.loads(out)
+    assert code == 0
+    echo = next(d for d in defs if (d.get("function") or d)["name"] == "mcp_fx_echo")
+    assert schema_key in echo
+    if fmt == "openai":
+        assert echo["function"]["strict"] is True
+        assert echo["function"]["parameters"]["additionalProperties"] is False
+
+
 def test_tools_for_a_request_ranks_and_explains(configured, capsys):
     args = ("--cwd", str(configured))
     code, out, _ = run(capsys, "mcp", "tools", "--for", "structured weather for a city", *args)
@@ -408,3 +434,19 @@ def test_prompt_with_tools_sends_the_fitting_tools_and_tool_search(configured, c
     assert code in (0, None) and "mcp_rich_structured" in names and "tool_search" in names
     assert "mcp_rich_pid" not in names  # deferred behind tool_search
     assert data["tool_chars"] > 0 and data["chars"] + data["tool_chars"] <= data["budget"]
+
+
+def test_status_shows_policy_and_held_tools_until_approve_changes(project, capsys, tmp_path):
+    from tests.mcp.servers import policy
+
+    server = {"command": sys.executable, "args": [policy.__file__], "approve": "destructive"}
+    write_config(project, {"mcpServers": {"pol": server | {"env": {"POLICY_DIR": str(tmp_path)}}}})
+    code, out, err = run(capsys, "mcp", "status", "--cwd", str(project))
+    assert code == 0
+    assert "approve=destructive pin=withhold max=25000" in out
+    assert "pol: tool 'poisoned' withheld: description hidden text" in err
+    assert "lemon mcp approve-changes pol" in err
+    code, out, _ = run(capsys, "mcp", "approve-changes", "pol", "--cwd", str(project))
+    assert code == 0 and out.startswith("approved poisoned (description hidden text")
+    code, out, err = run(capsys, "mcp", "tools", "--server", "pol", "--cwd", str(project))
+    assert "mcp_pol_poisoned" in out and "withheld" not in err

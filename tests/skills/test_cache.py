@@ -218,8 +218,9 @@ def test_every_manifest_field_survives_the_cache(project, project_skills, monkey
     fresh = Registry().view(project)
     _never_parse(monkeypatch)
     cached = Registry().view(project)
-    assert [e.key for e in cached.entries] == ["anon", "bare", "full", "toml"]
-    for key in ("anon", "bare", "full", "toml"):
+    assert [e.key for e in cached.entries] == ["anon", "full", "toml"]
+    assert ("bare", "no_frontmatter") in [(d.key, d.code) for d in cached.diagnostics]
+    for key in ("anon", "full", "toml"):
         a, b = fresh.by_key[key], cached.by_key[key]
         assert b.to_dict() == a.to_dict()
         assert b.manifest == a.manifest

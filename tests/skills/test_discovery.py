@@ -163,3 +163,77 @@ def test_entry_to_dict_has_the_listing_fields(project, project_skills):
     d = lemon_skills.get("a", cwd=project).to_dict()
     assert {"key", "name", "description", "source", "path", "enabled"} <= set(d)
     assert d["tags"] == ["x"]
+
+
+def _codes(cwd: Path) -> dict[str | None, str]:
+    return {d.key: d.code for d in lemon_skills.diagnostics(cwd=cwd)}
+
+
+def test_a_skill_md_symlinked_outside_its_skill_is_refused_and_never_read(
+    project, project_skills, tmp_path
+):
+    secret = tmp_path / "id_rsa"
+    secret.write_text("---\nname: leak\ndescription: PRIVATE KEY\n---\nBEGIN PRIVATE KEY\n")
+    (project_skills / "x").mkdir()
+    (project_skills / "x" / "SKILL.md").symlink_to(secret)
+    assert "x" not in keys(project)
+    assert _codes(project)["x"] == "symlink-escape"
+    assert all("PRIVATE" not in d.reason for d in lemon_skills.diagnostics(cwd=project))
+
+
+def test_a_symlinked_skill_directory_and_an_inner_symlinked_skill_md_keep_working(
+    project, project_skills, tmp_path
+):
+    real = write_skill(tmp_path / "elsewhere", "linked", description="via a dir link")
+    (project_skills / "linked").symlink_to(real)
+    inner = project_skills / "inner"
+    (inner / "docs").mkdir(parents=True)
+    (inner / "docs" / "skill.md").write_text("---\nname: inner\ndescription: d\n---\nBody\n")
+    (inner / "SKILL.md").symlink_to("docs/skill.md")
+    entries = {e.key: e for e in lemon_skills.list(cwd=project)}
+    assert entries["linked"].description == "via a dir link"
+    assert entries["inner"].body == "Body"
+
+
+def test_skill_md_symlink_loops_are_reported(project, project_skills):
+    (project_skills / "loop").mkdir()
+    (project_skills / "loop" / "SKILL.md").symlink_to("SKILL.md")
+    assert _codes(project)["loop"] == "symlink_loop"
+
+
+def test_empty_and_frontmatter_less_skill_md_are_invalid_with_a_reason(project, project_skills):
+    write_skill(project_skills, "empty", text="")
+    write_skill(project_skills, "bare", text="Just a body.\n")
+    write_skill(project_skills, "good")
+    assert keys(project) == ["good"]
+    codes = _codes(project)
+    assert (codes["empty"], codes["bare"]) == ("empty", "no_frontmatter")
+
+
+def test_control_characters_in_a_key_or_name_are_refused(project, project_skills):
+    write_skill(project_skills, "nl\nfake-row  project  enabled")
+    write_skill(project_skills, "rtl\u202eevil")
+    write_skill(project_skills, "named", name='"a\\nb"')
+    assert keys(project) == []
+    diags = lemon_skills.diagnostics(cwd=project)
+    assert sorted(d.code for d in diags) == ["unsafe_key", "unsafe_key", "unsafe_name"]
+    assert all("\n" not in (d.key or "") for d in diags)
+
+
+def test_a_path_like_name_gets_a_diagnostic_and_the_key_is_shown(project, project_skills):
+    write_skill(project_skills, "x", name="../../etc/x")
+    entry = lemon_skills.get("x", cwd=project)
+    assert entry is not None and entry.name == "x"
+    assert _codes(project)["x"] == "unsafe_name"
+
+
+def test_a_cursor_rule_symlinked_outside_the_project_is_refused(project, tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("---\ndescription: PRIVATE\nalwaysApply: true\n---\nKEY\n")
+    rules = project / ".cursor" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "x.mdc").symlink_to(secret)
+    (project / ".cursorrules").symlink_to(secret)
+    assert not [k for k in keys(project) if k.startswith("cursor:")]
+    codes = _codes(project)
+    assert codes["cursor:x.mdc"] == codes["cursor:cursorrules"] == "symlink-escape"

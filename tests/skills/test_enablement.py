@@ -90,3 +90,27 @@ def test_other_keys_in_skills_json_are_preserved(project, project_skills, agent_
     lemon_skills.disable("a", cwd=project)
     data = json.loads((agent_dir / "skills.json").read_text("utf-8"))
     assert data["custom"] is True and data["skills"] == {"a": {"env": {"X": "1"}}}
+
+
+@pytest.mark.parametrize("scope", ["global", "project"])
+def test_an_unreadable_skills_json_fails_closed_and_every_command_says_why(
+    project, project_skills, agent_dir, capsys, scope
+):
+    from lemon_skills.cli import main
+
+    write_skill(project_skills, "api-design", description="Design HTTP APIs.")
+    lemon_skills.disable("api-design", cwd=project, scope=scope)
+    path = (agent_dir if scope == "global" else project / ".lemon") / "skills.json"
+    path.write_text(path.read_text("utf-8")[:20], "utf-8")  # truncated
+    assert not lemon_skills.get("api-design", cwd=project).enabled
+    assert "api-design" not in lemon_skills.render_prompt("design an HTTP API", cwd=project).text
+    capsys.readouterr()
+    for argv in (["skill", "list"], ["prompt", "design an HTTP API"], ["skill", "doctor"]):
+        main([*argv, "--cwd", str(project)])
+        out, err = capsys.readouterr()
+        lines = [ln for ln in err.splitlines() if str(path) in ln]
+        assert len(lines) == 1 and "move the file away" in lines[0], argv
+        assert "<name>api-design" not in out
+    main(["skill", "doctor", "api-design", "--cwd", str(project)])
+    out = capsys.readouterr().out
+    assert str(path) in out.split("\n", 2)[1]  # named first, right under the key

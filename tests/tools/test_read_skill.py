@@ -113,10 +113,14 @@ def test_file_view_refuses_paths_and_symlinks_leaving_the_skill_dir(
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP SECRET")
     os.symlink(secret, d / "link.txt")
-    for rel in ("../../../../secret.txt", str(secret), "link.txt"):
+    for rel, said in (
+        ("../../../../secret.txt", "is outside the skill directory."),
+        (str(secret), "is outside the skill directory."),
+        ("link.txt", "refused: symlink resolves outside the skill directory."),
+    ):
         r = read_skill.call({"key": "pdf", "view": "file", "path": rel}, _ctx(project))
         assert r.is_error, rel
-        assert f"Path '{rel}' is outside the skill directory." in r.text
+        assert f"Path '{rel}' {said}" in r.text
         assert "TOP SECRET" not in r.text
 
 
@@ -262,3 +266,20 @@ def test_a_refused_view_is_an_error_event_and_not_counted_as_a_load(project, pro
     assert error.metadata["result"] == "error" and error.metadata["key"] == "pdf"
     records = UsageStore.for_scope("project", project).records()
     assert records["pdf"]["load_count"] == 1
+
+
+def test_a_skill_md_swapped_for_an_escaping_symlink_after_discovery_is_never_read(
+    project, project_skills, tmp_path
+):
+    secret = tmp_path / "passwd"
+    secret.write_text("root:x:0:0:SECRET\n")
+    d = write_skill(project_skills, "x")
+    assert not read_skill.call({"key": "x"}, _ctx(project)).is_error  # discovered and cached
+    (d / "SKILL.md").unlink()
+    (d / "SKILL.md").symlink_to(secret)
+    for view in ("full", "section"):
+        r = read_skill.call({"key": "x", "view": view, "section": "Usage"}, _ctx(project))
+        assert "SECRET" not in r.text
+    r = read_skill.call({"key": "x", "view": "file", "path": "SKILL.md"}, _ctx(project))
+    assert r.is_error and "SECRET" not in r.text
+    assert "refused: symlink" in r.text

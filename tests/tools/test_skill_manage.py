@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from lemon_skills import _fs
 from lemon_skills.skills import api
 from lemon_skills.skills.usage.store import UsageStore
 from lemon_skills.tools import ToolContext, ToolResult, skill_manage
@@ -463,9 +464,91 @@ def test_a_write_sweeps_staging_dirs_a_killed_writer_left_behind(project):
     dead = root / ".staging-pdf-tools-abandoned"
     (dead / "pdf-tools").mkdir(parents=True)
     os.utime(dead, (1, 1))
-    fresh = root / ".staging-other-inflight"
-    fresh.mkdir()
-    r = manage(project, action="edit", name="pdf-tools", content=skill_md(body="New body.\n"))
+    just_killed = root / ".staging-other-killed-a-moment-ago"
+    just_killed.mkdir()
+    with _fs.scratch_dir(root, ".staging-other-") as inflight:  # a live writer's
+        r = manage(project, action="edit", name="pdf-tools", content=skill_md(body="New body.\n"))
+        assert inflight.exists()
     assert not r.is_error, r.text
     assert not dead.exists()
-    assert fresh.exists()  # a younger one may belong to a writer still running
+    assert not just_killed.exists()  # age does not matter: no live process holds it
+
+
+def test_an_agent_cannot_delete_or_rewrite_a_skill_it_did_not_create(project, tmp_path):
+    from lemon_skills.skills.install.service import install
+    from tests.helpers.install import local_skill
+
+    install(str(local_skill(tmp_path)), cwd=project, scope="project", approve=True)
+    hand = write_skill(project / ".lemon" / "skill", "hand-written")
+    before = (hand / "SKILL.md").read_text()
+    for name, action, extra in (
+        ("pdf-tools", "delete", {}),
+        ("hand-written", "delete", {}),
+        ("hand-written", "edit", {"content": skill_md("hand-written", body="Evil.\n")}),
+        ("hand-written", "patch", {"old_string": "Do the thing", "new_string": "Evil"}),
+    ):
+        r = manage(project, action=action, name=name, **extra)
+        assert r.is_error and "needs the user's approval" in r.text, (name, action)
+        assert "lemon approvals approve" in r.text
+    assert (project / ".lemon" / "skill" / "pdf-tools" / "SKILL.md").exists()
+    assert (hand / "SKILL.md").read_text() == before
+
+
+def test_an_approved_delete_of_an_installed_skill_goes_through_uninstall(project, tmp_path):
+    from lemon_skills import approvals
+    from lemon_skills.skills.install import lockfile
+    from lemon_skills.skills.install.service import install
+    from tests.helpers.install import local_skill
+
+    install(str(local_skill(tmp_path)), cwd=project, scope="project", approve=True)
+    pending = approvals.list_approvals()
+    assert pending == []
+    r = manage(project, action="delete", name="pdf-tools")
+    (asked,) = approvals.list_approvals()
+    assert asked.id in r.text and asked.action["action"] == "delete"
+    approvals.approve(asked.id)
+    r = manage(project, action="delete", name="pdf-tools", approval_id=asked.id)
+    assert not r.is_error, r.text
+    assert not (project / ".lemon" / "skill" / "pdf-tools").exists()
+    assert "pdf-tools" not in lockfile.records(lockfile.lock_path("project", project))
+
+
+def test_an_approval_covers_only_the_change_it_was_given_for(project):
+    from lemon_skills import approvals
+
+    write_skill(project / ".lemon" / "skill", "hand-written")
+    r = manage(project, action="edit", name="hand-written", content=skill_md("hand-written"))
+    (asked,) = approvals.list_approvals()
+    approvals.approve(asked.id)
+    other = skill_md("hand-written", body="Something else.\n")
+    r = manage(project, action="edit", name="hand-written", content=other, approval_id=asked.id)
+    assert r.is_error and "another change" in r.text
+    r = manage(
+        project,
+        action="edit",
+        name="hand-written",
+        content=skill_md("hand-written"),
+        approval_id=asked.id,
+    )
+    assert not r.is_error, r.text
+    again = manage(
+        project,
+        action="edit",
+        name="hand-written",
+        content=skill_md("hand-written"),
+        approval_id=asked.id,
+    )
+    assert again.is_error  # spent: the skill it was granted for has changed
+
+
+def test_an_agent_changes_what_it_created_without_asking(project):
+    assert not manage(project, action="create", name="mine", content=skill_md("mine")).is_error
+    r = manage(project, action="patch", name="mine", old_string="Run", new_string="Use")
+    assert not r.is_error, r.text
+    assert not manage(project, action="delete", name="mine").is_error
+
+
+def test_no_lock_file_is_left_in_the_skills_root(project):
+    manage(project, action="create", name="pdf-tools", content=skill_md())
+    manage(project, action="delete", name="pdf-tools")
+    assert os.listdir(project / ".lemon" / "skill") == []

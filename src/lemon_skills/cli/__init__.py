@@ -44,9 +44,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (0 ok, 1 error, 2 usage, 3 crash, 130 interrupt)."""
     _wire_mcp_server_names()
     try:
-        rv = cli.main(
-            args=list(argv) if argv is not None else None, prog_name="lemon", standalone_mode=False
-        )
+        try:
+            rv = cli.main(
+                args=list(argv) if argv is not None else None,
+                prog_name="lemon",
+                standalone_mode=False,
+            )
+        finally:
+            _report_unreadable_state()
     except LemonSkillsError as exc:
         _error(str(exc), exc.hint)
         return 1
@@ -88,6 +93,15 @@ def run() -> NoReturn:
     # pass over every object a command loaded (10,000 skills: a tenth of `skill list`).
     gc.freeze()
     sys.exit(code)
+
+
+def _report_unreadable_state() -> None:
+    """One stderr line per unreadable skills.json any command looked at (they fail closed)."""
+    registry = sys.modules.get("lemon_skills.skills.registry")
+    if registry is None:  # the command never looked at skills
+        return
+    for d in registry.default_registry().state_problems():
+        click.secho(f"warning: {d.path}: {d.reason}", err=True, fg="yellow")
 
 
 def _error(message: str, hint: str | None) -> None:

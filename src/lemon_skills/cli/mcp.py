@@ -123,11 +123,13 @@ def status_cmd(
             s["transport"],
             colour(s["state"], "connected" if s["connected"] else "error"),
             f"{s['tool_count']}/{s['resource_count']}/{s['prompt_count']}",
+            _policy_cell(s.get("policy")),
             s["last_error"] or "",
         ]
         for name, s in data["servers"].items()
     ]
-    table(["SERVER", "TRANSPORT", "STATE", "TOOLS/RES/PROMPTS", "LAST ERROR"], rows)
+    table(["SERVER", "TRANSPORT", "STATE", "TOOLS/RES/PROMPTS", "POLICY", "LAST ERROR"], rows)
+    _print_held(data["servers"])
     if not rows and not data["disabled"]:
         note("no MCP servers configured (see `lemon mcp --help`)")
     if only is not None:
@@ -185,6 +187,14 @@ def _listing_help(summary: str) -> Callable[[F], F]:
 
 @mcp.command("tools")
 @_server_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["openai", "anthropic", "gemini"]),
+    default=None,
+    help="Print the tool definitions as this provider takes them (JSON; openai = strict mode). "
+    "A tool whose schema cannot be expressed is left out with a warning saying why.",
+)
 @cwd_option
 @json_option
 @click.option(
@@ -198,6 +208,7 @@ def _listing_help(summary: str) -> Callable[[F], F]:
 @_listing_help("List the tools (mcp_<server>_<tool>) of the servers, or with --for rank them.")
 def tools_cmd(
     server: str | None = None,
+    fmt: str | None = None,
     cwd: Path | None = None,
     as_json: bool = False,
     request: str | None = None,
@@ -215,8 +226,12 @@ def tools_cmd(
             if request is not None
             else None
         )
+        held = source.status()["servers"]
+    _print_held({k: v for k, v in held.items() if server is None or k == server})
     if found is not None:
         show_matches(found, explain=explain, as_json=as_json)
+    elif fmt is not None:
+        _emit_provider_tools(report.rows, "openai-strict" if fmt == "openai" else fmt)
     elif as_json:
         emit_json([_tool_row(r) for r in report.rows])
     else:
@@ -228,6 +243,32 @@ def tools_cmd(
             ],
         )
     return _finish(report, "tools")
+
+
+@mcp.command("approve-changes")
+@click.argument("server")
+@cwd_option
+@json_option
+def approve_changes_cmd(server: str, cwd: Path | None = None, as_json: bool = False) -> None:
+    """Accept SERVER's tools as it lists them now.
+
+    A tool whose name, description or schema changed since it was first seen, or whose
+    description hides instructions, is withheld from the model (`pinning: withhold`, the
+    default) until approved here; `lemon mcp status` lists the tools held and why.
+    """
+    with _source(cwd) as source:
+        source.report("tools", server=server)
+        held = source.status()["servers"].get(server, {}).get("held_tools", [])
+        changed = source.approve_changes(server)
+    if as_json:
+        emit_json({"server": server, "approved": changed})
+        return
+    reasons = {h["tool"]: h["reason"] for h in held}
+    for name in changed:
+        why = f" ({reasons[name]})" if name in reasons else ""
+        click.echo(f"approved {name}{why}")
+    if not changed:
+        note(f"nothing to approve: every tool of {server!r} matches its pin")
 
 
 @mcp.command("call")
@@ -442,12 +483,54 @@ def _call_progress() -> Callable[[float, float | None, str | None], None] | None
     return show
 
 
+def _policy_cell(policy: dict[str, Any] | None) -> str:
+    """``approve=never pin=withhold max=25000`` (what `mcp.json` set, or the defaults)."""
+    if not policy:
+        return ""
+    cell = f"approve={policy['approve']} pin={policy['pinning']}"
+    cell += f" max={policy['max_result_tokens'] or 'none'}"
+    return cell + (" +per-tool" if policy.get("approve_tools") else "")
+
+
+def _print_held(servers: dict[str, Any]) -> None:
+    """Tools pinning holds back, and how to release them."""
+    for name, s in servers.items():
+        withheld = (s.get("policy") or {}).get("pinning") == "withhold"
+        for held in s.get("held_tools") or []:
+            what = "withheld" if withheld else "changed (pinning: warn, still offered)"
+            warn(
+                f"{name}: tool {held['tool']!r} {what}: {held['reason']}; "
+                f"`lemon mcp approve-changes {name}` accepts it"
+            )
+
+
 def _print_stderr(status: dict[str, Any]) -> None:
     tail = status.get("stderr_tail") or []
     if tail:
         click.echo("\nstderr (last lines):")
         for line in tail:
             click.echo(f"  {line}")
+
+
+def _emit_provider_tools(rows: Any, fmt: Any) -> None:
+    from lemon_skills.tool import Tool, ToolResult, export_tools
+
+    def unused(params: dict[str, Any], ctx: Any) -> ToolResult:
+        raise NotImplementedError
+
+    tools = [
+        Tool(
+            name=r["name"],
+            description=r["description"],
+            parameters=r["input_schema"],
+            handler=unused,
+        )
+        for r in rows
+    ]
+    defs, excluded = export_tools(tools, fmt)
+    emit_json(defs)
+    for e in excluded:
+        warn(f"{e.name} left out: {e.reason}")
 
 
 def _tool_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The default per-server auth and sampling of ``McpSource``, built from each entry's config.
+"""The default per-server auth and sampling of ``McpSource``, built from each entry's config,
+and the default approver of tool calls that need an operator.
 
 ``oauth_factory()`` turns an HTTP entry's ``oauth`` object into a :class:`LemonOAuthProvider`
 and ``sampling_factory()`` a ``sampling`` object into the SDK's sampling callback; entries
@@ -13,19 +14,26 @@ Hosts that want to change one aspect wrap or rebuild a default::
 
 from __future__ import annotations
 
+import inspect
 import os
 import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import httpx2
 from mcp.client.session import SamplingFnT
 
-from lemon_skills.approvals import ApprovalContext, ApprovalStore
+from lemon_skills.approvals import DEFAULT_EXPIRES_IN_S, ApprovalContext, ApprovalStore
 from lemon_skills.mcp.config.entries import HttpServer, ServerConfig
 from lemon_skills.mcp.connect import expand
 from lemon_skills.mcp.manager import AuthFactory, SamplingFactory
 from lemon_skills.mcp.oauth.flows import AuthorizationObserverFn, CodeProviderFn
 from lemon_skills.mcp.oauth.provider import LemonOAuthProvider, build_auth
 from lemon_skills.mcp.sampling.handler import DelegateFn, sampling_callback
+from lemon_skills.mcp.views import Approver
+
+#: The host's decision on one tool call: ``decide({"server", "tool", "name", "arguments"})``.
+HostDecision = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]
 
 
 def oauth_factory(
@@ -88,3 +96,35 @@ def sampling_factory(
         )
 
     return build
+
+
+def call_approver(
+    *,
+    approvals: ApprovalStore | None = None,
+    decide: HostDecision | None = None,
+    timeout: float = DEFAULT_EXPIRES_IN_S,
+) -> Approver:
+    """How a tool call that needs approval is decided: by the host's ``decide`` callback when
+    given, else by an operator through the approvals store (``lemon approvals approve ID``
+    from another terminal), waiting at most ``timeout`` seconds."""
+
+    async def approve(request: dict[str, Any]) -> bool | str:
+        if decide is not None:
+            verdict = decide(request)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+            return True if verdict is True else "the host declined it"
+        store = approvals or ApprovalStore()
+        rationale = (
+            f"MCP server {request['server']!r} tool {request['tool']!r} is not annotated as "
+            "safe to run unattended (see its server's approve policy)"
+        )
+        outcome = await store.arequest(
+            request["name"], request, rationale=rationale, timeout=timeout
+        )
+        if outcome.approved:
+            return True
+        reason = f": {outcome.reason}" if outcome.reason else ""
+        return f"approval {outcome.id} was {outcome.status}{reason}"
+
+    return approve

@@ -26,11 +26,11 @@ from typing import Any, NamedTuple
 from lemon_skills import settings as settings_mod
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.context import current
-from lemon_skills.errors import McpToolError, UsageError
+from lemon_skills.errors import McpConnectError, McpToolError, UsageError
 from lemon_skills.mcp.catalog.build import ToolSpec
 from lemon_skills.mcp.config import resolve
 from lemon_skills.mcp.deadline import OnProgressFn
-from lemon_skills.mcp.factories import oauth_factory
+from lemon_skills.mcp.factories import HostDecision, call_approver, oauth_factory
 from lemon_skills.mcp.factories import sampling_factory as default_sampling
 from lemon_skills.mcp.manager import (
     AuthFactory,
@@ -64,6 +64,10 @@ class McpSource:
         approvals: the approvals store that OAuth logins (``mcp_<server>_oauth``) and
             ``ops_approval`` sampling reviews (``mcp_<server>_sampling``) wait in; default
             the agent dir's.
+        approve_call: the host's decision on a tool call that its server's ``approve`` policy
+            sends for approval: ``approve_call({"server", "tool", "name", "arguments"})``
+            returns True to run it (may be a coroutine function). Without it, such calls wait
+            in ``approvals`` for an operator (``lemon approvals approve ID``).
         auth_factory / sampling_factory / elicitation_factory: per-server ``httpx2.Auth``,
             sampling and elicitation callbacks, replacing the defaults (which build auth from
             an entry's ``oauth`` and sampling from its ``sampling``; see ``factories.py``).
@@ -83,6 +87,7 @@ class McpSource:
         auth_factory: AuthFactory | None = None,
         sampling_factory: SamplingFactory | None = None,
         elicitation_factory: ElicitationFactory | None = None,
+        approve_call: HostDecision | None = None,
     ) -> None:
         settings = settings_mod.settings()
         self._servers = list(servers) if servers is not None else None
@@ -97,6 +102,7 @@ class McpSource:
             or default_sampling(delegate=sampling_delegate, approvals=approvals),
             "elicitation_factory": elicitation_factory,
         }
+        self._approver = call_approver(approvals=approvals, decide=approve_call)
         self._rt = Runtime(self._new_core, factories, self.refresh_interval_ms / 1000)
         self._tools: dict[tuple[Path, int], list[Tool]] = {}
         self._skill_servers: dict[Path, tuple[object, list[str]]] = {}
@@ -302,6 +308,17 @@ class McpSource:
         core = self._rt.core
         return core.conflicts(self._dir(cwd)) if core is not None else []
 
+    def approve_changes(self, server: str, cwd: PathArg = None) -> list[str]:
+        """Accept ``server``'s tools as it lists them now (pinning): tools withheld because
+        they changed since pinned, or because their description hides instructions, are
+        offered again. Returns the tools whose pin changed.
+
+        Raises:
+            McpError: ``server`` names no configured server, or it cannot be reached.
+        """
+        where = self._dir(cwd)
+        return self._rt.run(lambda: self._approve_changes(where, server))
+
     def close(self) -> None:
         """Stop every server and release the loop (idempotent)."""
         self._rt.close()
@@ -405,6 +422,7 @@ class McpSource:
             include_config=self._include_config,
             disabled=self._disabled,
             cache_ttl_s=self.cache_ttl_ms / 1000,
+            approver=self._approver,
         )
 
     def _need_core(self) -> SourceCore:
@@ -442,6 +460,17 @@ class McpSource:
         out = self._need_core().status(where)
         out["refresh_interval_ms"] = self.refresh_interval_ms
         return out
+
+    async def _approve_changes(self, where: Path, server: str) -> list[str]:
+        core = self._need_core()
+        require_server(core.view(where).config, server)
+        view = await core.discover(where, force=True, only=(server,))
+        handle = next(h for h in view.handles if h.name == server)
+        if not handle.connected:
+            raise McpConnectError(
+                f"cannot list its tools: {handle.last_error or 'not connected'}", server=server
+            )
+        return core.approve_changes(handle)
 
     async def _specs(self, where: Path) -> list[ToolSpec]:
         core = self._need_core()

@@ -13,7 +13,7 @@ import difflib
 import itertools
 import json
 from collections import OrderedDict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,8 @@ from typing import Any
 import anyio
 from mcp.shared.exceptions import MCPError
 
-from lemon_skills.errors import McpToolError
+from lemon_skills.errors import LemonSkillsError, McpToolError
+from lemon_skills.mcp.catalog import pinning
 from lemon_skills.mcp.catalog.build import CatalogEntry, ToolSpec, build
 from lemon_skills.mcp.catalog.filters import prompt_allowed, resource_allowed
 from lemon_skills.mcp.catalog.naming import NameConflict
@@ -39,8 +40,11 @@ from lemon_skills.mcp.results import (
     tool_result,
 )
 from lemon_skills.mcp.skills.client import WireSkill, list_skills, read_bytes
+from lemon_skills.mcp.spill import over_budget, spill
 from lemon_skills.tool import ToolResult
 
+#: Decides one tool call that needs approval: True, or why not (a sentence).
+Approver = Callable[[dict[str, Any]], Awaitable["bool | str"]]
 #: Catalogue versions, unique across views (tool objects are cached per version).
 _generations = itertools.count(1)
 #: Views kept for this many directories (least recently used dropped first).
@@ -78,8 +82,10 @@ class SourceCore:
         include_config: bool,
         disabled: bool | None,
         cache_ttl_s: float,
+        approver: Approver | None = None,
     ) -> None:
         self.manager = manager
+        self.approver = approver
         self._servers = servers
         self._include_config = include_config
         self._disabled = disabled
@@ -88,6 +94,8 @@ class SourceCore:
         # Every name any live view offers -> its spec, newest catalogue winning; the fast path
         # for calls that name no directory.
         self._latest: dict[str, ToolSpec] = {}
+        #: Pinning's verdict on each handle's listing: key -> (listing version, review).
+        self._reviews: dict[str, tuple[int, pinning.Review]] = {}
 
     def view(self, cwd: Path) -> View:
         """The (possibly new) view for ``cwd``; reloads config when its sources changed."""
@@ -223,6 +231,8 @@ class SourceCore:
             )
         args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
+            if spec.approve:
+                await self._approved(spec, args)
             deadline = self.manager.deadline(h.config, timeout, on_progress=on_progress)
 
             async def call(c: Any) -> Any:
@@ -230,7 +240,9 @@ class SourceCore:
 
             what = f"tool {spec.target!r}"
             result = await self.manager.request(h, call, what=what, deadline=deadline, resend=False)
-            return tool_result(result, server=spec.server, tool=spec.target)
+            out = tool_result(result, server=spec.server, tool=spec.target)
+            budget = h.config.policy.max_result_tokens
+            return spill(out, budget) if over_budget(out, budget) else out
         if spec.kind == "resources_list":
             return json_result(await self.resources(h), server=spec.server)
         if spec.kind == "resource_read":
@@ -238,6 +250,22 @@ class SourceCore:
         if spec.kind == "prompts_list":
             return json_result(await self.prompts(h), server=spec.server)
         return await self._prompt(h, spec.server, _text_param(args, "name"), args)
+
+    async def _approved(self, spec: ToolSpec, args: Mapping[str, Any]) -> None:
+        if self.approver is None:
+            raise McpToolError(
+                f"{spec.name} needs approval and no approver is set", server=spec.server
+            )
+        request: dict[str, Any] = {"server": spec.server, "tool": spec.target}
+        request.update(name=spec.name, arguments=dict(args))
+        verdict = await self.approver(request)
+        if verdict is not True:
+            why = verdict if isinstance(verdict, str) else "not approved"
+            raise McpToolError(
+                f"call to {spec.target!r} was not run: {why}",
+                server=spec.server,
+                hint="its server's approve policy asks an operator (`lemon approvals`)",
+            )
 
     async def resources(self, h: ServerHandle) -> list[dict[str, Any]]:
         """The server's resources and templates that pass its filters (live listing)."""
@@ -293,7 +321,9 @@ class SourceCore:
             return await c.read_resource(uri)
 
         result = await self.manager.request(h, read, what=f"resource {uri!r}")
-        return read_result(result, server=server, uri=uri)
+        out = read_result(result, server=server, uri=uri)
+        budget = h.config.policy.max_result_tokens
+        return spill(out, budget) if over_budget(out, budget) else out
 
     async def _resource_name(self, h: ServerHandle, uri: str) -> str | None:
         for r in h.listing.resources:
@@ -335,6 +365,8 @@ class SourceCore:
                 filters=h.config.filters,
                 listing=h.listing,
                 always_load=pins.get(h.name, h.config.always_load),
+                withheld=self._withheld(h),
+                policy=h.config.policy,
             )
             for h in view.handles
         ]
@@ -345,6 +377,35 @@ class SourceCore:
         view.versions = versions
         view.generation = next(_generations)
         self._reindex()
+
+    def review(self, h: ServerHandle) -> pinning.Review:
+        """Pinning's verdict on ``h``'s current listing (checked once per listing)."""
+        if h.config.policy.pinning == "off" or not h.listing.tools:
+            return pinning.Review()
+        hit = self._reviews.get(h.key)
+        if hit is not None and hit[0] == h.version:
+            return hit[1]
+        try:
+            verdict = pinning.review(h.name, h.listing.tools)
+        except LemonSkillsError as exc:  # an unreadable pins file must not hide every server
+            verdict = pinning.Review({"*": f"pins unreadable: {exc}"})
+        self._reviews[h.key] = (h.version, verdict)
+        return verdict
+
+    def approve_changes(self, h: ServerHandle) -> list[str]:
+        """Pin ``h``'s tools as listed now and rebuild the catalogues that show them."""
+        changed = pinning.approve(h.name, h.listing.tools)
+        self._reviews.pop(h.key, None)
+        for view in self._views.values():
+            if h in view.handles:
+                view.versions = None
+                self._rebuild(view)
+        return changed
+
+    def _withheld(self, h: ServerHandle) -> frozenset[str]:
+        if h.config.policy.pinning != "withhold":
+            return frozenset()
+        return frozenset(self.review(h).held)
 
     def _reindex(self) -> None:
         latest: dict[str, ToolSpec] = {}
@@ -373,6 +434,8 @@ class SourceCore:
                 1 for r in lst.resources if resource_allowed(f, r.uri, r.name)
             ) + sum(1 for t in lst.templates if resource_allowed(f, t.uri_template, t.name))
             snap["prompt_count"] = sum(1 for p in lst.prompts if prompt_allowed(f, p.name))
+            snap["policy"] = h.config.policy.to_dict()
+            snap["held_tools"] = self.review(h).to_list()
             servers[h.name] = snap
         for s in cfg.servers:
             if not s.enabled and s.name:

@@ -141,10 +141,11 @@ class _Frontmatter:
 
     def _get(self) -> Manifest:
         if self._manifest is None:
+            from lemon_skills.skills import confine
             from lemon_skills.skills.manifest import Manifest, parse_skill
 
             try:
-                text = self._file.read_text(encoding="utf-8")
+                text = confine.read_text(self._file)
                 self._manifest = parse_skill(text).manifest
             except (OSError, UnicodeDecodeError, ManifestError):
                 self._manifest = Manifest()

@@ -6,7 +6,9 @@ SKILL.md only ever costs its own skill: every problem becomes a ``Diagnostic``.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -15,7 +17,9 @@ from typing import NamedTuple
 
 from lemon_skills.errors import ManifestError
 from lemon_skills.paths import is_transient_name
+from lemon_skills.skills import confine, naming
 from lemon_skills.skills.model import Diagnostic, Entry, SkillBundle, Source
+from lemon_skills.skills.naming import has_invisible
 
 SKILL_FILE = "SKILL.md"
 _BY_NAME = attrgetter("name")
@@ -103,11 +107,21 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
                 reason = "broken symlink"
                 scan.diagnostics.append(diagnostic(child.path, reason, "broken_symlink", key=name))
             continue
+        if has_invisible(name):
+            reason = f"refused: the directory name {name!r} holds control or invisible characters"
+            scan.diagnostics.append(diagnostic(child.path, reason, "unsafe_key", key=ascii(name)))
+            continue
         skill_file = child.path + "/" + SKILL_FILE
         try:
-            st = os.stat(skill_file)
+            st: os.stat_result | None = os.lstat(skill_file)
         except OSError:
             st = None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            st, problem = _follow(skill_file, child.path, name)
+            if problem is not None:
+                scan.diagnostics.append(problem)
+                watched[skill_file] = file_sig(skill_file)
+                continue
         if st is not None:
             sig = (st.st_mtime_ns, st.st_size, st.st_ino)
             real = os.path.realpath(child.path) if child.is_symlink() else real_dir + name
@@ -120,6 +134,38 @@ def scan_dir(search_dir: Path, source: Source, into: Scan | None = None) -> Scan
             watched[child.path] = file_sig(child.path)
             scan.diagnostics.extend(_explain_missing(Path(child.path), name))
     return scan
+
+
+def _refusal(text: str, fmt: str, name: str | None) -> tuple[str, str] | None:
+    """(code, reason) when a parsed SKILL.md must not become a skill, else None."""
+    if not text.strip():
+        return "empty", "SKILL.md is empty; it needs name/description frontmatter"
+    if fmt == "none":
+        return "no_frontmatter", "no frontmatter; a skill needs name and description"
+    if name and has_invisible(name):
+        return "unsafe_name", f"refused: the name {name!r} holds control or invisible characters"
+    return None
+
+
+def _follow(
+    skill_file: str, skill_dir: str, key: str
+) -> tuple[os.stat_result | None, Diagnostic | None]:
+    """Stat a symlinked SKILL.md, refusing a loop, a dangling link or a target outside the skill.
+
+    The target is never read when refused: a cloned repository's ``SKILL.md -> ~/.ssh/id_rsa``
+    must not reach the model.
+    """
+    try:
+        st = os.stat(skill_file)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, diagnostic(skill_file, "symlink loop; never read", "symlink_loop", key=key)
+        reason = f"broken symlink to {os.readlink(skill_file)!r}"
+        return None, diagnostic(skill_file, reason, "broken_symlink", key=key)
+    if not confine.inside(skill_file, skill_dir):
+        reason = f"{confine.REFUSED} ({os.path.realpath(skill_file)}); never read"
+        return None, diagnostic(skill_file, reason, "symlink-escape", key=key)
+    return st, None
 
 
 def _explain_missing(path: Path, key: str) -> list[Diagnostic]:
@@ -156,11 +202,19 @@ def load_candidate(candidate: Candidate) -> Loaded:
         return Loaded(
             None, (diagnostic(skill_file, exc.reason, "invalid_frontmatter", key=key),), sig
         )
+    m = parsed.manifest
+    refused = _refusal(text, m.format, m.name)
+    if refused is not None:
+        return Loaded(None, (diagnostic(skill_file, refused[1], refused[0], key=key),), sig)
     diags = [
         diagnostic(skill_file, f"{w.field}: {w.message}", "field", key=key, level="warning")
         for w in parsed.warnings
     ]
-    m = parsed.manifest
+    name = m.name or key
+    if naming.unsafe_reason(name) is not None and name != key:
+        reason = f"name {name!r} looks like a path; the skill is shown under its key {key!r}"
+        diags.append(diagnostic(skill_file, reason, "unsafe_name", key=key, level="warning"))
+        name = key
     if not m.description:
         diags.append(
             diagnostic(
@@ -173,7 +227,7 @@ def load_candidate(candidate: Candidate) -> Loaded:
         )
     entry = Entry(
         key=key,
-        name=m.name or key,
+        name=name,
         description=m.description,
         source=candidate.source,
         path=candidate.path,

@@ -31,6 +31,8 @@ def doctor(key: str | None = None, *, cwd: PathArg = None) -> list[DoctorReport]
 def _one(key: str, v: View) -> DoctorReport:
     entry = v.by_key.get(key)
     problems = [d for d in v.diagnostics if d.key == key]
+    # An unreadable skills.json disables everything; it is the first thing to fix.
+    state = [f"{d.path}: {d.reason}" for d in v.diagnostics if d.code == "corrupt_state"]
     if entry is None:
         reasons = [f"{d.path} failed to load: {d.reason}" for d in problems if d.level == "error"]
         if not reasons:
@@ -41,7 +43,7 @@ def _one(key: str, v: View) -> DoctorReport:
             ]
         return DoctorReport(key, "missing", tuple(reasons))
     st = api.status(key, cwd=v.cwd)
-    reasons = _status_reasons(st, v, key)
+    reasons = [*state, *_status_reasons(st, v, key)]
     for shadow in v.shadowed.get(key, []):
         reasons.append(f"shadows the {shadow.source} skill at {shadow.path} (this one wins)")
     reasons.extend(f"{d.path}: {d.reason}" for d in problems if d.code != "shadowed")

@@ -24,7 +24,7 @@ from lemon_skills.skills.manifest import (
     parse_skill,
     split_frontmatter,
 )
-from lemon_skills.skills.textscan import find_invisible, lookalike_reason
+from lemon_skills.text.chars import find_invisible, lookalike_reason
 
 Severity = Literal["error", "warning", "info"]
 

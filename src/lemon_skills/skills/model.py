@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from lemon_skills.skills.compact import compact, expand, listing
 
@@ -45,23 +45,39 @@ def _body_of(text: str) -> str:
     return split_frontmatter(text).body
 
 
-def _remote_body(loader: Callable[[], str]) -> str:
+class RemoteText(Protocol):
+    """SKILL.md of a skill from a remote source."""
+
+    def __call__(self) -> str:
+        """The text for use: verified, approved and audited (raises when it may not be used)."""
+        ...
+
+    def indexable(self) -> str:
+        """The text for ranking only: verified against the listing, never shown."""
+        ...
+
+    def manifest(self) -> Manifest:
+        """The manifest built from the listing's frontmatter (no fetch)."""
+        ...
+
+
+def _remote_body(loader: RemoteText) -> str:
     from lemon_skills.errors import LemonSkillsError
 
     # Like an unreadable file on disk: ranking sees no body; views call ``content()`` and
     # report the refusal.
     try:
-        return _body_of(loader())
+        return _body_of(loader.indexable())
     except LemonSkillsError:
         return ""
 
 
-def _read_body(path: str) -> str:
+def _read_body(path: str, root: Path | None) -> str:
+    from lemon_skills.skills import confine
     from lemon_skills.skills.manifest import split_frontmatter
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            return split_frontmatter(fh.read()).body
+        return split_frontmatter(confine.read_text(path, root)).body
     except (OSError, UnicodeDecodeError, ValueError):
         return ""
 
@@ -98,8 +114,8 @@ class Entry:
     _fields: Mapping[str, Any] | None = field(compare=False)
     #: The MCP server an ``mcp`` entry comes from (None for skills on disk).
     server: str | None = field(compare=False)
-    # Reads SKILL.md of a skill that is not on disk (verified by its source before it returns).
-    _loader: Callable[[], str] | None = field(compare=False)
+    # SKILL.md of a skill that is not on disk, fetched and checked by its source.
+    _loader: RemoteText | None = field(compare=False)
 
     def __init__(
         self,
@@ -119,7 +135,7 @@ class Entry:
         bundle: SkillBundle | None = None,
         file: str | None = None,
         server: str | None = None,
-        loader: Callable[[], str] | None = None,
+        loader: RemoteText | None = None,
     ) -> None:
         init = object.__setattr__
         text = path if isinstance(path, str) else str(path)
@@ -162,6 +178,9 @@ class Entry:
     def manifest(self) -> Manifest:
         """The parsed frontmatter."""
         m = self._manifest
+        if m is None and self._loader is not None:
+            m = self._loader.manifest()
+            object.__setattr__(self, "_manifest", m)
         if m is None:
             if self._fields is None:
                 from lemon_skills.skills.manifest import Manifest
@@ -191,7 +210,7 @@ class Entry:
             if self._loader is not None:
                 b = _remote_body(self._loader)
             else:
-                b = _read_body(self._file or f"{self._path}/SKILL.md")
+                b = _read_body(self._file or f"{self._path}/SKILL.md", self._confine_root)
             object.__setattr__(self, "_body", b)
         return b
 
@@ -237,10 +256,21 @@ class Entry:
         return self.manifest.allowed_tools
 
     def content(self) -> str:
-        """Read SKILL.md (frontmatter included) from disk, or from its MCP server."""
+        """Read SKILL.md (frontmatter included) from disk, or from its MCP server.
+
+        Raises:
+            PermissionError: SKILL.md now resolves outside the skill directory (refused).
+        """
+        from lemon_skills.skills import confine
+
         if self._loader is not None:
             return self._loader()
-        return self.skill_file.read_text(encoding="utf-8")
+        return confine.read_text(self.skill_file, self._confine_root)
+
+    @property
+    def _confine_root(self) -> Path | None:
+        """Where the instructions file must resolve: a rule's rules folder, else its own dir."""
+        return self.search_dir if self._file is not None else None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (no body text); ``bundle``, ``extra`` and ``allowed_tools`` only
@@ -335,6 +365,39 @@ def cached_entry(
     return e  # type: ignore[return-value]
 
 
+def remote_entry(
+    key: str,
+    name: str,
+    description: str,
+    uri: str,
+    search_dir: Path | None,
+    server: str,
+    loader: RemoteText,
+) -> Entry:
+    """An ``mcp`` entry (manifest and text come from ``loader``), built like ``cached_entry``:
+    a consumer turns every listed skill of a server into one on each listing."""
+    e = _MutableEntry()
+    e.key = key
+    e.name = name
+    e.description = description
+    e.source = "mcp"
+    e.enabled = True
+    e.search_dir = search_dir
+    e.real_path = uri
+    e.file_sig = None
+    e.bundle = None
+    e._file = None
+    e._path = uri.removesuffix("/SKILL.md")
+    e._path_obj = None
+    e._body = None
+    e._manifest = None
+    e._fields = None
+    e.server = server
+    e._loader = loader
+    e.__class__ = Entry  # type: ignore[assignment]
+    return e  # type: ignore[return-value]
+
+
 class _MutableEntry:
     """Same memory layout as ``Entry``, without the frozen guard (see ``cached_entry``)."""
 
@@ -355,7 +418,7 @@ class _MutableEntry:
     _manifest: Manifest | None
     _fields: Mapping[str, Any] | None
     server: str | None
-    _loader: Callable[[], str] | None
+    _loader: RemoteText | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

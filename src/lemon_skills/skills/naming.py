@@ -14,6 +14,7 @@ from lemon_skills.errors import InstallError
 from lemon_skills.paths import is_transient_name
 
 MAX_KEY = 64
+_INVISIBLE = frozenset(("Cc", "Cf", "Zl", "Zp"))
 _SEPARATORS = re.compile(r"[^\w]+|_+")
 
 
@@ -27,11 +28,21 @@ def unsafe_reason(name: str) -> str | None:
         return "it contains '..'"
     if name.startswith("."):
         return "it starts with a dot"
-    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name):
+    if has_invisible(name):
         return "it contains control or invisible characters"
     if is_transient_name(name):
         return "it looks like an install staging directory"
     return None
+
+
+def has_invisible(text: str) -> bool:
+    """True when ``text`` holds a control, format (bidi, zero-width) or line-separator character.
+
+    Such text can forge rows in a listing or lines in the prompt, or read differently than it is.
+    """
+    if text.isprintable():  # the fast path: one C call answers for nearly every name
+        return False
+    return any(unicodedata.category(c) in _INVISIBLE for c in text)
 
 
 def skill_key(name: str) -> str:

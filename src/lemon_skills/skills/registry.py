@@ -19,7 +19,7 @@ from typing import Any
 
 from lemon_skills._gc import gc_paused
 from lemon_skills.context import current
-from lemon_skills.errors import SkillNotFound
+from lemon_skills.errors import ConfigError, SkillNotFound
 from lemon_skills.paths import (
     PathArg,
     global_skill_dirs,
@@ -125,6 +125,17 @@ class Registry:
             self._parsed.clear()
             self._disk_read.clear()
             self._views.clear()
+
+    def state_problems(self) -> list[Diagnostic]:
+        """The unreadable skills.json files behind the views built so far, each once."""
+        with self._lock:
+            seen = {
+                d.path: d
+                for _, v in self._views.values()
+                for d in v.diagnostics
+                if d.code == "corrupt_state"
+            }
+        return list(seen.values())
 
     def invalidate(self) -> None:
         """Make the next call re-check disk now (cheaper than ``refresh``); used after writes."""
@@ -245,15 +256,15 @@ class Registry:
             shadowed = {**shadowed}
             for key, more in hidden.items():
                 shadowed[key] = [*shadowed.get(key, []), *more]
-        diags.extend(
+        # Corrupt state first: doctor and the CLI name it before anything else.
+        diags[:0] = [
             Diagnostic(
                 path=err.path or Path("skills.json"),
-                reason=err.reason + "; "
-                "enable/disable state from this file is ignored until it is fixed",
+                reason=unreadable_state(err),
                 code="corrupt_state",
             )
             for err in en.errors
-        )
+        ]
         diags.extend(
             Diagnostic(
                 path=err.path or Path("skills.json"),
@@ -264,9 +275,20 @@ class Registry:
             for err in en.profile_errors
         )
         entries = tuple(sorted(merged.entries.values(), key=_BY_KEY))
-        if en.disabled_global or en.disabled_project:
+        if en.errors:
+            # Fail closed: the unreadable file could have disabled any of them.
+            entries = tuple(e.with_enabled(False) for e in entries)
+        elif en.disabled_global or en.disabled_project:
             entries = tuple(e.with_enabled(False) if en.is_disabled(e.key) else e for e in entries)
         return View(cwd, entries, {e.key: e for e in entries}, tuple(diags), shadowed, en)
+
+
+def unreadable_state(err: ConfigError) -> str:
+    """The one-line explanation of an unreadable skills.json: what it means and the fix."""
+    return (
+        f"{err.reason}; every skill is treated as disabled until it is fixed "
+        "(repair the JSON, or move the file away to start with no skill disabled)"
+    )
 
 
 def _reusable(loaded: Loaded, cand: Candidate) -> Loaded | None:

@@ -13,21 +13,33 @@ from typing import TYPE_CHECKING
 from lemon_skills._lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from lemon_skills.tool import Tool, ToolContext, ToolResult, to_anthropic, to_openai
+    from lemon_skills.tool import (
+        ExcludedTool,
+        Tool,
+        ToolContext,
+        ToolResult,
+        export_tools,
+        to_anthropic,
+        to_gemini,
+        to_openai,
+    )
     from lemon_skills.tools.read_skill import read_skill
     from lemon_skills.tools.registry import ConflictReport, ToolConflict, ToolRegistry
     from lemon_skills.tools.skill_manage import skill_manage
 
 _API = {
     "ConflictReport": "lemon_skills.tools.registry",
+    "ExcludedTool": "lemon_skills.tool",
     "Tool": "lemon_skills.tool",
     "ToolConflict": "lemon_skills.tools.registry",
     "ToolContext": "lemon_skills.tool",
     "ToolRegistry": "lemon_skills.tools.registry",
     "ToolResult": "lemon_skills.tool",
+    "export_tools": "lemon_skills.tool",
     "read_skill": "lemon_skills.tools.read_skill",
     "skill_manage": "lemon_skills.tools.skill_manage",
     "to_anthropic": "lemon_skills.tool",
+    "to_gemini": "lemon_skills.tool",
     "to_openai": "lemon_skills.tool",
 }
 

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lemon_skills.mcp.config import resolve
 from lemon_skills.paths import home, scope_root
@@ -37,20 +37,16 @@ def switched_on(cwd: Path | None) -> set[str]:
 
 
 def to_remote(server: str, wire: Sequence[Any]) -> list[RemoteSkill]:
-    """Wire entries as remote skills; names listed twice are told apart by their path."""
-    names: dict[str, int] = {}
-    for w in wire:
-        name = str(w.frontmatter.get("name", ""))
-        names[name] = names.get(name, 0) + 1
+    """Wire entries as remote skills. A skill served under a path prefix
+    (``skill://acme/billing/refunds/SKILL.md``) is keyed by its whole path
+    (``srv:acme.billing.refunds``), so two skills of one name never share a key."""
     out = []
     for w in wire:
         fm = w.frontmatter
         name, description = str(fm.get("name", "")), fm.get("description")
         path = w.uri.split("://", 1)[-1].removesuffix("/SKILL.md")
-        alias = path.replace("/", ".") if names.get(name, 0) > 1 else None
-        files = (
-            None if w.files is None else tuple(RemoteFile(f.uri, f.digest, f.size) for f in w.files)
-        )
+        # The wire's file records are named tuples of the same fields: used as they are.
+        files = None if w.files is None else cast("tuple[RemoteFile, ...]", w.files)
         out.append(
             RemoteSkill(
                 server=server,
@@ -59,7 +55,7 @@ def to_remote(server: str, wire: Sequence[Any]) -> list[RemoteSkill]:
                 description=description if isinstance(description, str) else "",
                 frontmatter=fm,
                 files=files,
-                alias=alias,
+                alias=None if path == name else path.replace("/", "."),
             )
         )
     return out

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from lemon_skills.errors import RemoteSkillError
 from lemon_skills.paths import resolve_cwd
-from lemon_skills.skills import api, registry, remote
+from lemon_skills.skills import api, confine, registry, remote
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.readiness import SkillStatus
 from lemon_skills.skills.registry import View
@@ -240,6 +240,8 @@ def _content(entry: Entry, params: Mapping[str, Any], view: str) -> tuple[str, s
         return _file(entry, params.get("path"))
     try:
         return "## Content", entry.content(), False
+    except PermissionError as exc:
+        return "## Content", f"(Content not available: {exc.strerror})", True
     except (OSError, UnicodeDecodeError):
         return "## Content", "(Content not available)", True
     except RemoteSkillError as exc:
@@ -261,6 +263,9 @@ def _file(entry: Entry, rel: Any) -> tuple[str, str, bool]:
     base = entry.path.resolve()
     target = (entry.path / str(rel)).resolve()
     if target != base and base not in target.parents:
+        lexical = Path(os.path.normpath(entry.path / str(rel)))
+        if lexical == entry.path or entry.path in lexical.parents:
+            return title, f"Path '{rel}' {confine.REFUSED}.", True
         return title, f"Path '{rel}' is outside the skill directory.", True
     if target.is_dir():
         return title, f"'{rel}' is a folder." + _files_hint(entry), True

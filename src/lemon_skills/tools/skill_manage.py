@@ -58,6 +58,10 @@ PARAMETERS: Final[Mapping[str, Any]] = {
         "old_string": {"type": "string", "description": "Exact text to replace (patch)."},
         "new_string": {"type": "string", "description": "Replacement text, may be empty."},
         "replace_all": {"type": "boolean", "description": "Replace every match (patch)."},
+        "approval_id": {
+            "type": "string",
+            "description": "An approval the user granted for changing a skill you did not create.",
+        },
         "stale_after_days": {"type": ["integer", "string"], "description": "report: default 30"},
         "archive_after_days": {"type": ["integer", "string"], "description": "report: default 90"},
     },

@@ -171,3 +171,18 @@ def test_python_dash_m_runs_the_cli(project, project_skills, tmp_path):
 def test_usage_error_exit_code(capsys):
     code, _, err = run(capsys, "skill", "status")
     assert code == 2 and "Missing argument" in err
+
+
+def test_list_shows_invalid_skills_with_the_reason_and_no_forged_rows(
+    capsys, project, project_skills
+):
+    write_skill(project_skills, "empty", text="")
+    write_skill(project_skills, "nl\nfake-row  project  enabled")
+    write_skill(project_skills, "good")
+    code, out, _ = run(capsys, "skill", "list", "--cwd", str(project))
+    rows = out.splitlines()[1:]
+    assert [r.split()[:3] for r in rows if r.startswith("empty")] == [
+        ["empty", "project", "invalid"]
+    ]
+    assert not any(r.startswith("fake-row") for r in rows)
+    assert [r.split()[2] for r in rows if r.startswith("good")] == ["enabled"]

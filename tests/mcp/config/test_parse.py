@@ -262,6 +262,38 @@ def test_every_invalid_oauth_and_sampling_field_is_reported_with_its_entry():
         parse_server({"url": "https://h/mcp", "oauth": {"flow": "magic", "scopes": "x"}})
 
 
+def test_tool_policy_keys_parse_with_defaults_and_reasons():
+    from lemon_skills.mcp.config.lint import entry_warnings
+
+    plain = parse_server({"command": "x"})
+    assert plain.policy.to_dict() == {
+        "max_result_tokens": 25_000,
+        "approve": "never",
+        "pinning": "withhold",
+    }
+    raw = {
+        "command": "x",
+        "max_result_tokens": 0,
+        "approve": "destructive",
+        "approve_tools": {"read": "never"},
+        "pinning": "warn",
+    }
+    cfg = parse_server(raw)
+    assert cfg.policy.approve_mode("read") == "never"
+    assert cfg.policy.approve_mode("write") == "destructive"
+    assert cfg.to_dict()["pinning"] == "warn"
+    assert not [w for w in entry_warnings(raw) if "unknown key" in w]
+    bad = {"command": "x", "max_result_tokens": -1, "approve": "sometimes", "pinning": True}
+    from lemon_skills.mcp.config.parse import validate_servers
+
+    _, issues = validate_servers([bad])
+    assert [i.reason for i in issues] == [
+        "max_result_tokens must be a non-negative integer (0: no limit)",
+        "approve must be never, destructive or always",
+        "pinning must be withhold, warn or off",
+    ]
+
+
 def test_always_load_pins_every_tool_or_the_named_ones():
     assert parse_server({"command": "x", "always_load": True}).always_load == ("*",)
     assert parse_server({"command": "x", "always_load": False}).always_load == ()

@@ -7,6 +7,7 @@ import os
 import pytest
 
 import lemon_skills
+from lemon_skills import _fs
 from lemon_skills.errors import ConfigError, InstallError, SourceError, TrustPolicyViolation
 from lemon_skills.skills.install.review import ApprovalRequest
 from lemon_skills.skills.install.service import install_many
@@ -283,12 +284,14 @@ def test_staging_left_by_a_killed_install_is_swept_later(tmp_path, agent_dir):
     skill_root = agent_dir / "skill"
     stale = skill_root / ".staging-deadbeef"
     (stale / "src").mkdir(parents=True)
-    fresh = skill_root / ".staging-cafe"
-    fresh.mkdir()
+    just_killed = skill_root / ".staging-cafe"
+    just_killed.mkdir()
     os.utime(stale, (1, 1))
-    lemon_skills.install(str(local_skill(tmp_path)), approve=True)
+    with _fs.scratch_dir(skill_root, ".staging-") as running:  # an install running right now
+        lemon_skills.install(str(local_skill(tmp_path)), approve=True)
+        assert running.exists()
     assert not stale.exists()
-    assert fresh.exists()  # may belong to an install running right now
+    assert not just_killed.exists()  # however young: no live process holds it
 
 
 def test_the_installed_entry_keeps_its_disabled_state_after_a_forced_reinstall(tmp_path, agent_dir):

@@ -101,6 +101,7 @@ def list_cmd(
     ]
     if by_bundle:
         rows = [[_bundle_label(e), *row] for e, row in zip(entries, rows, strict=True)]
+    rows += [["-", *row] if by_bundle else row for row in _invalid_rows(v)]
     if rows:
         headers = ["KEY", "SOURCE", "STATE", "DESCRIPTION"]
         table(["BUNDLE", *headers] if by_bundle else headers, rows)
@@ -112,6 +113,21 @@ def list_cmd(
             click.echo(colour(str(d), d.level))
     elif problems:
         note(f"{len(problems)} problem(s) while loading; see `lemon skill list --diagnostics`")
+
+
+#: Diagnostics about a skill directory that is not a skill (the others concern visible skills).
+_NOT_A_SKILL = ("shadowed", "duplicate", "corrupt_state")
+
+
+def _invalid_rows(v: registry.View) -> list[list[str]]:
+    """One row per skill directory that failed to load, with the reason: never offered."""
+    rows = []
+    for d in v.diagnostics:
+        if d.level == "error" and d.key and d.key not in v.by_key and d.code not in _NOT_A_SKILL:
+            under_cwd = v.cwd is not None and d.path.is_relative_to(v.cwd)
+            source = "project" if under_cwd else "global"
+            rows.append([d.key, source, colour("invalid", "error"), d.reason])
+    return rows
 
 
 def _bundle_label(e: Entry) -> str:

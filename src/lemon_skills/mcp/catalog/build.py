@@ -15,10 +15,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from lemon_skills.mcp.catalog.filters import prompt_allowed, resource_allowed, tool_allowed
+from lemon_skills.mcp.catalog.filters import (
+    needs_approval,
+    prompt_allowed,
+    resource_allowed,
+    tool_allowed,
+)
 from lemon_skills.mcp.catalog.naming import NameConflict, NameRequest, assign_tool_names
-from lemon_skills.mcp.config.entries import Filters
+from lemon_skills.mcp.config.entries import Filters, ToolPolicy
 from lemon_skills.mcp.handle import Listing
+from lemon_skills.text.descriptions import without_hidden
 
 SpecKind = Literal["tool", "resources_list", "resource_read", "prompts_list", "prompt_get"]
 
@@ -59,6 +65,9 @@ class CatalogEntry:
     key: str
     filters: Filters
     listing: Listing
+    #: Tools held back by pinning (changed since pinned, or a suspicious description).
+    withheld: frozenset[str] = frozenset()
+    policy: ToolPolicy = field(default_factory=ToolPolicy)
     #: Tool names (as listed) always sent to the model; ``"*"`` pins every tool.
     always_load: tuple[str, ...] = ()
 
@@ -77,6 +86,8 @@ class ToolSpec:
     title: str = ""
     #: Sent to the model even when deferred loading holds other MCP tools back.
     always_load: bool = False
+    #: A call waits for an operator (the server's ``approve`` policy and the annotations).
+    approve: bool = False
 
     @property
     def label(self) -> str:
@@ -93,6 +104,7 @@ class ToolSpec:
             "description": self.description,
             "input_schema": dict(self.input_schema),
             "always_load": self.always_load,
+            "needs_approval": self.approve,
         }
 
 
@@ -109,7 +121,7 @@ def build(entries: Sequence[CatalogEntry]) -> tuple[list[ToolSpec], list[NameCon
 def _server_drafts(entry: CatalogEntry) -> list[tuple[NameRequest, ToolSpec]]:
     out: list[tuple[NameRequest, ToolSpec]] = []
     for tool in entry.listing.tools:
-        if not tool_allowed(entry.filters, tool.name):
+        if not tool_allowed(entry.filters, tool.name) or tool.name in entry.withheld:
             continue
         spec = ToolSpec(
             name="",
@@ -117,10 +129,11 @@ def _server_drafts(entry: CatalogEntry) -> list[tuple[NameRequest, ToolSpec]]:
             key=entry.key,
             kind="tool",
             target=tool.name,
-            description=tool.description or "",
+            description=without_hidden(tool.description or ""),
             input_schema=_schema(tool.input_schema),
             title=tool.title or "",
             always_load="*" in entry.always_load or tool.name in entry.always_load,
+            approve=needs_approval(entry.policy.approve_mode(tool.name), tool.annotations),
         )
         out.append((NameRequest(server=entry.server, item=tool.name), spec))
     for kind in _utility_kinds(entry):

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from lemon_skills.mcp.config.entries import Filters
+from mcp import types
+
+from lemon_skills.mcp.config.entries import Approve, Filters
 
 
 def allowed(names: Iterable[str | None], allow: Sequence[str], block: Sequence[str]) -> bool:
@@ -34,3 +36,20 @@ def resource_allowed(filters: Filters, uri: str, name: str | None = None) -> boo
 def prompt_allowed(filters: Filters, prompt: str) -> bool:
     """Whether the prompt may be listed or fetched."""
     return allowed([prompt], filters.allow_prompts, filters.block_prompts)
+
+
+def needs_approval(mode: Approve, annotations: types.ToolAnnotations | None) -> bool:
+    """Whether a call waits for an operator under approval ``mode``.
+
+    ``destructive`` spares only tools that say they change nothing (``readOnlyHint``) or that
+    only add, locally (``destructiveHint: false`` and ``openWorldHint: false``). The MCP
+    defaults of a missing hint are destructive and open-world, so a tool without annotations
+    needs approval: the server did not say it is safe.
+    """
+    if mode != "destructive":
+        return mode == "always"
+    if annotations is None:
+        return True
+    if annotations.read_only_hint:
+        return False
+    return not (annotations.destructive_hint is False and annotations.open_world_hint is False)

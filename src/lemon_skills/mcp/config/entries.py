@@ -37,6 +37,12 @@ DEFAULT_TIMEOUT_MS = 60_000
 DEFAULT_MAX_TOTAL_TIMEOUT_MS = 600_000
 
 PROTOCOL_MODES: tuple[ProtocolMode, ...] = ("auto", "legacy", "2026-07-28")
+Approve = Literal["never", "destructive", "always"]
+Pinning = Literal["withhold", "warn", "off"]
+APPROVE_MODES: tuple[Approve, ...] = ("never", "destructive", "always")
+PINNING_MODES: tuple[Pinning, ...] = ("withhold", "warn", "off")
+#: A tool result above this many estimated tokens goes to a file; the model gets its head.
+DEFAULT_MAX_RESULT_TOKENS = 25_000
 FILTER_KEYS = (
     "allow_tools",
     "block_tools",
@@ -53,6 +59,7 @@ ENTRY_KEYS = frozenset(
         *("command", "args", "env", "cwd", "url", "headers", "oauth", "sampling"),
         *("sampling_policy", "ready_timeout_ms", "timeout_ms", "max_total_timeout_ms"),
         "always_load",
+        *("max_result_tokens", "approve", "approve_tools", "pinning"),
         *FILTER_KEYS,
     }
 )
@@ -72,6 +79,38 @@ class Filters:
     def to_dict(self) -> dict[str, list[str]]:
         """The non-empty lists, keyed as in the config file."""
         return {k: list(v) for k in FILTER_KEYS if (v := getattr(self, k))}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolPolicy:
+    """What a host does around this server's tools (see docs/mcp-policy.md).
+
+    ``max_result_tokens``: a bigger result is saved to a file and the model gets its head (0:
+    no limit). ``approve``: which calls wait for an operator (``destructive``: tools not
+    annotated read-only, or annotated destructive); ``approve_tools`` overrides it per tool.
+    ``pinning``: a tool whose name, description or schema changed since first seen, or whose
+    description hides instructions, is withheld until approved (``warn``: kept and reported).
+    """
+
+    max_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS
+    approve: Approve = "never"
+    approve_tools: Mapping[str, Approve] = field(default_factory=dict)
+    pinning: Pinning = "withhold"
+
+    def approve_mode(self, tool: str) -> Approve:
+        """The approval mode of ``tool``."""
+        return self.approve_tools.get(tool, self.approve)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The policy as the config file spells it."""
+        out: dict[str, Any] = {
+            "max_result_tokens": self.max_result_tokens,
+            "approve": self.approve,
+            "pinning": self.pinning,
+        }
+        if self.approve_tools:
+            out["approve_tools"] = dict(self.approve_tools)
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,6 +136,7 @@ class ServerBase:
     always_load: tuple[str, ...] = ()
     #: Whether the skills this server offers (SEP-2640) are used: off until the user says so.
     skills: bool = field(default=False, compare=False)
+    policy: ToolPolicy = field(default_factory=ToolPolicy)
     origin: Origin = field(default="programmatic", compare=False)
     base_dir: Path | None = field(default=None, compare=False)
 
@@ -136,6 +176,7 @@ class ServerBase:
         out["max_total_timeout_ms"] = self.max_total_timeout_ms
         out["protocol"] = self.protocol
         out.update(self.filters.to_dict())
+        out.update(self.policy.to_dict())
         if self.oauth is not None:
             out["oauth"] = {"configured": True}
         if self.sampling is not None:
@@ -275,4 +316,5 @@ def _identity_common(cfg: ServerBase) -> dict[str, Any]:
         "protocol": cfg.protocol,
         "oauth": cfg.oauth,
         "sampling": cfg.sampling,
+        "policy": cfg.policy.to_dict(),
     }

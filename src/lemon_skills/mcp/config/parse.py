@@ -16,7 +16,9 @@ from urllib.parse import urlsplit
 
 from lemon_skills.mcp.catalog.naming import server_name
 from lemon_skills.mcp.config.entries import (
+    APPROVE_MODES,
     FILTER_KEYS,
+    PINNING_MODES,
     PROTOCOL_MODES,
     ConfigIssue,
     Filters,
@@ -26,6 +28,7 @@ from lemon_skills.mcp.config.entries import (
     ServerConfig,
     SseServer,
     StdioServer,
+    ToolPolicy,
     Transport,
 )
 from lemon_skills.mcp.oauth.options import validate_oauth
@@ -262,6 +265,9 @@ def _common_fields(
     pinned = _collect(problems, _always_load, data.get("always_load"))
     if pinned:
         out["always_load"] = pinned
+    tool_policy = _collect(problems, _tool_policy, data)
+    if tool_policy is not None:
+        out["policy"] = tool_policy
     policy = data.get("sampling", data.get("sampling_policy"))
     if policy is not None:
         problems.extend(validate_policy(policy))
@@ -273,6 +279,37 @@ def _common_fields(
     else:
         out["skills"] = skills == "enabled"
     return out
+
+
+def _tool_policy(data: dict[str, Any]) -> ToolPolicy:
+    problems: list[str] = []
+    fields: dict[str, Any] = {}
+    budget = data.get("max_result_tokens")
+    if budget is not None:
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            problems.append("max_result_tokens must be a non-negative integer (0: no limit)")
+        else:
+            fields["max_result_tokens"] = budget
+    approve = data.get("approve", "never")
+    if approve not in APPROVE_MODES:
+        problems.append("approve must be never, destructive or always")
+    else:
+        fields["approve"] = approve
+    per_tool = data.get("approve_tools", {})
+    if not isinstance(per_tool, Mapping) or any(
+        not isinstance(k, str) or v not in APPROVE_MODES for k, v in per_tool.items()
+    ):
+        problems.append("approve_tools must map tool names to never, destructive or always")
+    else:
+        fields["approve_tools"] = dict(per_tool)
+    pinning = data.get("pinning", "withhold")
+    if pinning not in PINNING_MODES:
+        problems.append("pinning must be withhold, warn or off")
+    else:
+        fields["pinning"] = pinning
+    if problems:
+        raise _Invalid(*problems)
+    return ToolPolicy(**fields)
 
 
 def oauth_problems(oauth: object, transport: Transport) -> list[str]:

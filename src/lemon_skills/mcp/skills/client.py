@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import mcp.types as types
 from pydantic import TypeAdapter
@@ -21,8 +21,7 @@ MAX_PAGES = 100
 _RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 
 
-@dataclass(frozen=True, slots=True)
-class WireFile:
+class WireFile(NamedTuple):
     uri: str
     digest: str | None
     size: int | None
@@ -38,13 +37,15 @@ class WireSkill:
 
 
 def _file(raw: object) -> WireFile | None:
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("uri"), str):
+    if type(raw) is not dict:
         return None
-    digest, size = raw.get("digest"), raw.get("size")
+    uri, digest, size = raw.get("uri"), raw.get("digest"), raw.get("size")
+    if type(uri) is not str:
+        return None
     return WireFile(
-        raw["uri"],
-        digest if isinstance(digest, str) else None,
-        size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None,
+        uri,
+        digest if type(digest) is str else None,
+        size if type(size) is int and size >= 0 else None,
     )
 
 
@@ -91,7 +92,7 @@ async def list_skills(session: Any, *, limit: int) -> tuple[list[WireSkill], lis
     problems: list[str] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):
-        params: dict[str, Any] = {"cursor": cursor} if cursor else {}
+        params = types.PaginatedRequestParams(cursor=cursor)
         page = await session.send_request(types.Request(method="skills/list", params=params), _RAW)
         entries = page.get("skills")
         found, bad = parse_entries(entries if isinstance(entries, list) else [])

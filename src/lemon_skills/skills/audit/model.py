@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lemon_skills.skills.audit.rules import Severity
+from lemon_skills.text.rules import Severity
 
 #: Bumped whenever a rule changes, so stored verdicts can be told apart.
 SCANNER_VERSION = 1

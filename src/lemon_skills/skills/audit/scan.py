@@ -32,7 +32,7 @@ from lemon_skills.skills.audit.model import (
 from lemon_skills.skills.audit.text_rules import scan_text, visible
 from lemon_skills.skills.bundle import Bundle, bundle_hash, collect, content_hash, file_hashes
 from lemon_skills.skills.manifest import parse_skill
-from lemon_skills.skills.textscan import find_invisible, lookalike_reason
+from lemon_skills.text.chars import find_invisible, lookalike_reason
 
 __all__ = [
     "DEFAULT_LIMITS",

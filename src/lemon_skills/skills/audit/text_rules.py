@@ -10,9 +10,9 @@ import bisect
 import re
 
 from lemon_skills.skills.audit.model import AuditFinding
-from lemon_skills.skills.audit.rules import LINE_RULES, NETWORK_SENDS, SECRET_READS, Severity
-from lemon_skills.skills.textscan import classify as classify_char
-from lemon_skills.skills.textscan import decode_tags, find_invisible
+from lemon_skills.text.chars import classify as classify_char
+from lemon_skills.text.chars import decode_tags, find_invisible
+from lemon_skills.text.rules import LINE_RULES, NETWORK_SENDS, SECRET_READS, Severity
 
 _MAX_PER_RULE = 5
 _FLAG = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,8 +21,11 @@ from lemon_skills import _fs
 from lemon_skills.errors import SkillWriteError
 from lemon_skills.paths import Scope, scope_skill_dir
 from lemon_skills.skills import enablement
+from lemon_skills.skills.authoring import consent
 from lemon_skills.skills.authoring import rules as authoring
 from lemon_skills.skills.authoring.rules import SKILL_FILE, GateVerdict
+from lemon_skills.skills.install import lockfile
+from lemon_skills.skills.install.lifecycle import uninstall
 from lemon_skills.skills.registry import default_registry
 from lemon_skills.skills.usage.report import format_report, store_report
 from lemon_skills.skills.usage.store import (
@@ -108,9 +110,12 @@ def run(action: str, t: Target, params: Mapping[str, Any]) -> Outcome:
         raise SkillWriteError("missing required string parameter: name")
     if action != "create":
         _existing(t)
-    with _fs.locked(t.root / f".{t.name}"):
+    # The lock lives beside the scope's state, not in the skills root: a lock file left by a
+    # deleted skill must not sit among the skills.
+    with _fs.locked(t.root.parent / "locks" / f"skill-{t.name}"):
         if action != "create":
             _existing(t)  # again under the lock: another writer may have deleted it
+            consent.authorise(t, action, params)
         outcome = handler(t, params)
     default_registry().invalidate()
     return outcome
@@ -128,6 +133,7 @@ def _create(t: Target, p: Mapping[str, Any]) -> Outcome:
         _apply(stage, {SKILL_FILE: content})
         verdict = _gate_or_raise(stage, t.name)
         os.rename(stage, t.skill_dir)
+    t.usage().record_created(t.name, agent_id=t.agent_id)
     return _written(t, "create", f"Skill '{t.name}' created at {t.skill_dir}.", verdict, notes)
 
 
@@ -199,9 +205,13 @@ def _remove_file(t: Target, p: Mapping[str, Any]) -> Outcome:
 def _delete(t: Target, p: Mapping[str, Any]) -> Outcome:
     store = t.usage()
     _refuse_pinned(t, store, "delete")
-    trash = Path(tempfile.mkdtemp(prefix=f".backup-{t.name}-", dir=t.root))
-    os.rename(t.skill_dir, trash / t.name)  # the skill vanishes at once, never half-deleted
-    _fs.remove_tree(trash)
+    if t.name in lockfile.records(lockfile.lock_path(t.scope, t.cwd)):
+        # Installed: the same path as `lemon skill uninstall`, so the lock stays consistent.
+        uninstall(t.name, cwd=t.cwd, scope=t.scope)
+        store.forget(t.name)
+        return Outcome(text=f"Skill '{t.name}' uninstalled.", details=_base(t, "delete"))
+    with _fs.scratch_dir(t.root, f".backup-{t.name}-") as trash:
+        os.rename(t.skill_dir, trash / t.name)  # the skill vanishes at once, never half-deleted
     enablement.forget(enablement.skills_json_path(t.scope, t.cwd), t.name)
     store.forget(t.name)
     return Outcome(text=f"Skill '{t.name}' deleted.", details=_base(t, "delete"))
@@ -323,18 +333,13 @@ def _commit(t: Target, changes: Mapping[str, str | None]) -> GateVerdict:
 
 @contextmanager
 def _staged(t: Target, *, copy: bool) -> Iterator[Path]:
-    t.root.mkdir(parents=True, exist_ok=True)
-    _fs.sweep_stale(t.root)
-    holder = Path(tempfile.mkdtemp(prefix=f".staging-{t.name}-", dir=t.root))
-    stage = holder / t.name
-    try:
+    with _fs.scratch_dir(t.root, f".staging-{t.name}-") as holder:
+        stage = holder / t.name
         if copy:
             shutil.copytree(t.skill_dir, stage, symlinks=True)
         else:
             stage.mkdir()
         yield stage
-    finally:
-        _fs.remove_tree(holder)
 
 
 #: Mode of new skill files; a replaced file keeps its own mode (a script stays executable).

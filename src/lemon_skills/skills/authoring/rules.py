@@ -20,7 +20,7 @@ from lemon_skills.paths import is_transient_name
 from lemon_skills.skills.audit.scan import audit_dir
 from lemon_skills.skills.lint import lint_text
 from lemon_skills.skills.manifest import parse_skill, split_frontmatter
-from lemon_skills.skills.textscan import find_invisible
+from lemon_skills.text.chars import find_invisible
 
 MAX_NAME: Final = 64
 MAX_SKILL_CHARS: Final = 100_000

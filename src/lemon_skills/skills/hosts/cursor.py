@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lemon_skills.errors import ManifestError
+from lemon_skills.skills import confine
 from lemon_skills.skills.discovery import Candidate, Loaded, Scan, diagnostic, file_sig
 from lemon_skills.skills.manifest import FieldWarning, Manifest, split_frontmatter
 from lemon_skills.skills.model import Entry, SkillBundle
@@ -40,6 +41,8 @@ def scan_rules(roots: list[Path], scan: Scan) -> None:
         sig = file_sig(legacy)
         scan.watched[str(legacy)] = sig
         if sig is not None and os.path.isfile(legacy):
+            if _escapes(legacy, root, LEGACY_KEY, scan):
+                continue
             real = os.path.realpath(legacy)
             scan.candidates.append(
                 Candidate(LEGACY_KEY, str(root), root, "project", sig, real, str(legacy), bundle)
@@ -62,7 +65,7 @@ def _walk(rules: Path, folder: Path, bundle: SkillBundle, scan: Scan, depth: int
         if not child.name.endswith(SUFFIX):
             continue
         sig = file_sig(child.path)
-        if sig is None:
+        if sig is None or _escapes(child.path, rules, KEY_PREFIX + child.name, scan):
             continue
         rel = os.path.relpath(child.path, rules)[: -len(SUFFIX)].replace(os.sep, "/")
         real = os.path.realpath(child.path)
@@ -74,11 +77,20 @@ def _walk(rules: Path, folder: Path, bundle: SkillBundle, scan: Scan, depth: int
         scan.watched[child.path] = sig
 
 
+def _escapes(path: str | Path, root: Path, key: str, scan: Scan) -> bool:
+    """Refuse (with a diagnostic) a rule file that is a symlink resolving outside ``root``."""
+    if confine.inside(path, root):
+        return False
+    reason = f"{confine.REFUSED} ({os.path.realpath(path)}); never read"
+    scan.diagnostics.append(diagnostic(path, reason, "symlink-escape", key=key))
+    return True
+
+
 def load_rule(cand: Candidate) -> Loaded:
     """Read one rule file into an entry; never raises."""
     path = Path(cand.file)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = confine.read_text(path, cand.search_dir)
     except (OSError, UnicodeDecodeError) as exc:
         reason = f"cannot read: {exc}"
         return Loaded(None, (diagnostic(path, reason, "unreadable", key=cand.key),), cand.sig)

@@ -72,14 +72,8 @@ def staging(skill_root: Path) -> Iterator[Path]:
 
     Staging and backup directories a killed process left behind are swept first.
     """
-    skill_root.mkdir(parents=True, exist_ok=True)
-    _fs.sweep_stale(skill_root)
-    path = skill_root / f".staging-{secrets.token_hex(6)}"
-    path.mkdir(mode=0o700)
-    try:
+    with _fs.scratch_dir(skill_root, ".staging-") as path:
         yield path
-    finally:
-        _fs.remove_tree(path)
 
 
 def fetch(spec: SourceSpec, stage: Path, progress: ProgressFn | None) -> Fetched:

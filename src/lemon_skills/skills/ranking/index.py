@@ -49,7 +49,10 @@ def entry_fields(entry: Entry) -> dict[str, str]:
     """The text of each field of ``entry``."""
     m = entry.manifest
     body = entry.body[:BODY_CHARS]
-    name = " ".join(dict.fromkeys([*tokens.key_words(entry.key), *tokens.key_words(entry.name)]))
+    # An MCP skill's key carries its server ("srv:name"): the server is no word of the skill,
+    # so a served skill ranks exactly as the same skill on disk.
+    key = entry.key if entry.server is None else entry.key.partition(":")[2]
+    name = " ".join(dict.fromkeys([*tokens.key_words(key), *tokens.key_words(entry.name)]))
     extra = [*m.keywords, *m.tags, *([m.category] if m.category else [])]
     return {
         "name": name,

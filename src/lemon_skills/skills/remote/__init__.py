@@ -14,10 +14,13 @@ import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lemon_skills.context import current
-from lemon_skills.skills.model import Diagnostic, Entry
+from lemon_skills.skills.model import Diagnostic, Entry, remote_entry
+
+if TYPE_CHECKING:
+    from lemon_skills.skills.manifest import Manifest
 from lemon_skills.skills.remote.model import (
     Fetch,
     Listing,
@@ -65,21 +68,36 @@ def sources() -> Sources:
     return current().service(Sources, _default_sources)
 
 
-def _entry(skill: RemoteSkill, fetch: Fetch, cwd: Path | None) -> Entry:
-    from lemon_skills.skills.manifest import build_manifest
-    from lemon_skills.skills.remote.load import load_text
+@dataclass(frozen=True, slots=True)
+class _Text:
+    skill: RemoteSkill
+    fetch: Fetch
 
-    return Entry(
-        search_dir=cwd,
-        key=skill.key,
-        name=skill.name,
-        description=" ".join(skill.description.split()),
-        source="mcp",
-        path=skill.uri.removesuffix("/SKILL.md"),
-        real_path=skill.uri,
-        manifest=build_manifest(skill.frontmatter),
-        server=skill.server,
-        loader=lambda: load_text(skill, fetch),
+    def __call__(self) -> str:
+        from lemon_skills.skills.remote.load import load_text
+
+        return load_text(self.skill, self.fetch)
+
+    def indexable(self) -> str:
+        from lemon_skills.skills.remote.load import verified_text
+
+        return verified_text(self.skill, self.fetch)
+
+    def manifest(self) -> Manifest:
+        from lemon_skills.skills.manifest import build_manifest
+
+        return build_manifest(self.skill.frontmatter)
+
+
+def _entry(skill: RemoteSkill, fetch: Fetch, cwd: Path | None) -> Entry:
+    return remote_entry(
+        skill.key,
+        skill.name,
+        " ".join(skill.description.split()),
+        skill.uri,
+        cwd,
+        skill.server,
+        _Text(skill, fetch),
     )
 
 
@@ -91,7 +109,7 @@ def entries(
     out: list[Entry] = []
     diags: list[Diagnostic] = []
     shadowed: dict[str, list[Entry]] = {}
-    from lemon_skills.skills.remote.verify import skill_problem
+    from lemon_skills.skills.remote.verify import listing_problem
 
     for listing in listings:
         where = Path(f"mcp:{listing.server}")
@@ -100,7 +118,7 @@ def entries(
             for p in listing.problems
         )
         for skill in listing.skills:
-            if (problem := skill_problem(skill)) is not None:
+            if (problem := listing_problem(skill)) is not None:
                 diags.append(
                     Diagnostic(path=where, reason=problem, code="mcp_skill", key=skill.key)
                 )

@@ -4,6 +4,8 @@ cached on disk by digest. Nothing that failed a check is cached or returned."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from lemon_skills.errors import RemoteSkillError
 from lemon_skills.skills.remote import store
 from lemon_skills.skills.remote.model import Fetch, RemoteFile, RemoteSkill
@@ -53,15 +55,15 @@ def _check_pin(skill: RemoteSkill) -> None:
         )
 
 
-def load_text(skill: RemoteSkill, fetch: Fetch) -> str:
-    """SKILL.md of ``skill``, verified, audited and cached.
+def verified_text(skill: RemoteSkill, fetch: Fetch) -> str:
+    """SKILL.md of ``skill`` checked against the listing (size, digest, frontmatter); not yet
+    approved, so only for ranking, never for showing. Cached when the audit passes it.
 
     Raises:
-        RemoteSkillError: any check failed; nothing was cached.
+        RemoteSkillError: a check failed; nothing was cached.
     """
     if (problem := skill_problem(skill)) is not None:
         raise _fail(skill, problem)
-    _check_pin(skill)
     main = skill.file(skill.uri)
     assert main is not None and main.digest is not None
     data = _fetch_verified(skill, main, fetch)
@@ -71,9 +73,29 @@ def load_text(skill: RemoteSkill, fetch: Fetch) -> str:
         raise _fail(skill, "SKILL.md is not UTF-8") from exc
     if (problem := frontmatter_problem(skill.frontmatter, text)) is not None:
         raise _fail(skill, problem)
+    if _audit(skill, data).verdict == "pass":
+        store.keep(main.digest, data)
+    return text
+
+
+def _audit(skill: RemoteSkill, data: bytes) -> Any:
     from lemon_skills.skills.audit.scan import audit_bundle
 
-    report = audit_bundle({"SKILL.md": data}, name=skill.name)
+    return audit_bundle({"SKILL.md": data}, name=skill.name)
+
+
+def load_text(skill: RemoteSkill, fetch: Fetch) -> str:
+    """SKILL.md of ``skill`` for use: verified, held to its approval, audited and cached.
+
+    Raises:
+        RemoteSkillError: any check failed; nothing was cached.
+    """
+    if (problem := skill_problem(skill)) is not None:
+        raise _fail(skill, problem)
+    _check_pin(skill)
+    text = verified_text(skill, fetch)
+    data = text.encode("utf-8")
+    report = _audit(skill, data)
     if report.verdict == "block":
         reasons = "; ".join(f.message for f in report.findings if f.severity == "block")
         raise _fail(skill, f"the install audit blocks it ({reasons})")
@@ -85,6 +107,8 @@ def load_text(skill: RemoteSkill, fetch: Fetch) -> str:
             f"the install audit needs a human to look at it ({reasons})",
             hint=f"if you trust it, `lemon skill enable {skill.key}` approves it",
         )
+    main = skill.file(skill.uri)
+    assert main is not None and main.digest is not None
     store.keep(main.digest, data)
     return text
 

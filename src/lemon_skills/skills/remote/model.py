@@ -10,11 +10,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 
-@dataclass(frozen=True, slots=True)
-class RemoteFile:
+class RemoteFile(NamedTuple):
     """One file of a remote skill as its listing describes it."""
 
     uri: str
@@ -33,7 +32,7 @@ class RemoteSkill:
     frontmatter: Mapping[str, Any]
     #: Every file with its digest; None when the server publishes none (dynamic skills).
     files: tuple[RemoteFile, ...] | None
-    #: Set by the source when two listed skills share a name: the path that tells them apart.
+    #: The skill path (``/`` as ``.``) when it is more than the name: keys the skill instead.
     alias: str | None = None
 
     @property

@@ -31,8 +31,9 @@ def digest_of(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def skill_problem(skill: RemoteSkill) -> str | None:
-    """Why a listed skill is not used at all (bad name, uri, file list), or None."""
+def listing_problem(skill: RemoteSkill) -> str | None:
+    """Why a listed skill is not listed at all (bad name or uri, no digests), or None; the
+    file list is checked in full (``skill_problem``) before any file is used."""
     name = skill.name
     if not (1 <= len(name) <= 64) or not _NAME.match(name):
         return f"skill name {name!r} breaks the Agent Skills naming rules"
@@ -42,6 +43,14 @@ def skill_problem(skill: RemoteSkill) -> str | None:
         return "its frontmatter has no description"
     if skill.files is None:
         return "its listing gives no file digests, so its content cannot be verified"
+    return None
+
+
+def skill_problem(skill: RemoteSkill) -> str | None:
+    """Why a listed skill is not used at all (bad name, uri, file list), or None."""
+    if (problem := listing_problem(skill)) is not None:
+        return problem
+    assert skill.files is not None
     if len(skill.files) > MAX_FILES_PER_SKILL:
         return f"it lists {len(skill.files)} files (at most {MAX_FILES_PER_SKILL} are accepted)"
     root = skill.uri.removesuffix("SKILL.md")

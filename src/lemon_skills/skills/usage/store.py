@@ -234,6 +234,18 @@ class UsageStore:
 
         return self._change(key, change)
 
+    def record_created(self, key: str, *, agent_id: str | None = None) -> Record:
+        """Record that an agent created ``key``: the provenance that lets it change it later."""
+
+        def change(rec: Record) -> Record:
+            rec["created_by"] = "agent"
+            rec.setdefault("created_at", iso(self._clock()))
+            if agent_id:
+                rec["created_by_agent_id"] = agent_id
+            return rec
+
+        return self._change(key, change)
+
     def forget(self, key: str) -> bool:
         """Drop the record of ``key``; return True if there was one."""
         found = False

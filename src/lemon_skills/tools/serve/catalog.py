@@ -72,6 +72,8 @@ class Catalog:
         self.skipped: list[str] = []
         self.fingerprint: str = ""
         self.generation = 0
+        #: The ``skills/list`` entries, built once per generation.
+        self.wire: list[dict[str, Any]] = []
 
     def update(self, view: View, profile: Profile | None = None) -> bool:
         """Rebuild from ``view`` (only what ``profile`` admits); return True when what is
@@ -88,30 +90,29 @@ class Catalog:
                 skipped.append(f"{entry.key}: its name is served by another skill")
             else:
                 skills[served.uri] = served
-        fp = hashlib.sha256(
-            json.dumps([s.wire() for s in skills.values()], sort_keys=True, default=str).encode()
-        ).hexdigest()
+        wire = [s.wire() for s in skills.values()]
+        fp = hashlib.sha256(json.dumps(wire, sort_keys=True, default=str).encode()).hexdigest()
         self.skipped = skipped
         if fp == self.fingerprint:
             return False
         self.skills = skills
+        self.wire = wire
         self.files = {f.uri: (s, f) for s in skills.values() for f in s.files}
         self.fingerprint = fp
         self.generation += 1
         return True
 
-    def by_name(self, name: str) -> ServedSkill | None:
-        """The served skill called ``name`` or with key ``name``."""
-        found = self.skills.get(f"skill://{name}/SKILL.md")
-        if found is not None:
-            return found
-        return next((s for s in self.skills.values() if s.entry.key == name), None)
+    def by_name(self, key: str) -> ServedSkill | None:
+        """The served skill of local key ``key``."""
+        return next((s for s in self.skills.values() if s.entry.key == key), None)
 
     def _serve(self, entry: Entry) -> tuple[ServedSkill | None, str]:
         name = entry.name
         if not _NAME.match(name) or len(name) > 64:
             return None, f"name {name!r} breaks the Agent Skills naming rules"
-        root = f"skill://{name}/"
+        # A skill whose folder is not its name keeps the folder as a path prefix, so skills
+        # of one name from different folders stay apart (the name is the last segment).
+        root = f"skill://{name}/" if entry.key == name else f"skill://{entry.key}/{name}/"
         files: list[ServedFile] = []
         total = 0
         for rel in _walk(entry.path):

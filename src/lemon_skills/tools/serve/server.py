@@ -135,7 +135,7 @@ class SkillServer:
 
     async def _skills_list(self, ctx: Any, params: SkillsListParams) -> dict[str, Any]:
         self._seen(ctx)
-        return {"skills": [s.wire() for s in self.catalog.skills.values()]}
+        return {"skills": self.catalog.wire}
 
     async def _skills_get(self, ctx: Any, params: SkillsGetParams) -> dict[str, Any]:
         skill = self.catalog.skills.get(params.uri)

@@ -2,7 +2,8 @@
 
 A tool never raises into the agent loop: bad parameters, domain errors and crashes all come
 back as a ``ToolResult`` with ``is_error=True`` and text the model can act on. Exporters give
-the OpenAI and Anthropic tool formats; ``estimate_tokens`` is the one estimate of what a
+the OpenAI (plain or strict), Anthropic and Gemini tool formats; ``parameters`` stays the
+original schema, which validates every call. ``estimate_tokens`` is the one estimate of what a
 definition or a prompt text costs in model tokens.
 """
 
@@ -21,11 +22,13 @@ import jsonschema
 import referencing
 import referencing.exceptions
 
-from lemon_skills.errors import LemonSkillsError, UsageError
+from lemon_skills.errors import LemonSkillsError, SchemaConversionError, UsageError
+from lemon_skills.tool import schemas
 
 logger = logging.getLogger(__name__)
 
 ToolOrigin = Literal["builtin", "wasm", "extension", "mcp"]
+ToolFormat = Literal["openai", "openai-strict", "anthropic", "gemini"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,29 +126,60 @@ class Tool:
     ) -> tuple[dict[str, Any], ToolContext, ToolResult | None]:
         args = dict(params or {})
         problem = validate_params(self.parameters, args)
+        if problem is not None:
+            # Arguments shaped by a converted schema (strict-mode nulls, objects as JSON text).
+            restored = schemas.restore_args(self.parameters, args)
+            if restored != args and validate_params(self.parameters, restored) is None:
+                args, problem = restored, None
         err = (
             ToolResult.error(f"Invalid parameters for {self.name}: {problem}") if problem else None
         )
         return args, ctx or ToolContext(), err
 
-    def to_openai(self) -> dict[str, Any]:
-        """The OpenAI function-tool shape."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": dict(self.parameters),
-            },
-        }
+    def to_openai(self, *, strict: bool = False) -> dict[str, Any]:
+        """The OpenAI function-tool shape; ``strict`` rewrites the schema for strict mode.
+
+        Raises:
+            SchemaConversionError: ``strict`` and the schema cannot be expressed (the reason).
+        """
+        params = schemas.to_openai_strict(self.parameters) if strict else dict(self.parameters)
+        function: dict[str, Any] = {"name": self.name, "description": self.description}
+        function["parameters"] = params
+        if strict:
+            function["strict"] = True
+        return {"type": "function", "function": function}
 
     def to_anthropic(self) -> dict[str, Any]:
         """The Anthropic Messages API tool shape."""
         return {
             "name": self.name,
             "description": self.description,
-            "input_schema": dict(self.parameters),
+            "input_schema": schemas.to_anthropic(self.parameters),
         }
+
+    def to_gemini(self) -> dict[str, Any]:
+        """A Gemini function declaration (``parameters`` in its OpenAPI subset).
+
+        Raises:
+            SchemaConversionError: the schema cannot be expressed (the reason).
+        """
+        params = schemas.to_gemini(self.parameters)
+        out: dict[str, Any] = {"name": self.name, "description": self.description}
+        if params.get("properties"):
+            out["parameters"] = params
+        return out
+
+    def export(self, fmt: ToolFormat) -> dict[str, Any]:
+        """The tool in format ``fmt``.
+
+        Raises:
+            SchemaConversionError: the schema cannot be expressed in ``fmt``.
+        """
+        if fmt == "gemini":
+            return self.to_gemini()
+        if fmt == "anthropic":
+            return self.to_anthropic()
+        return self.to_openai(strict=fmt == "openai-strict")
 
 
 def validate_params(schema: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
@@ -201,9 +235,39 @@ def estimate_tokens(value: str | Mapping[str, Any] | Sequence[Any]) -> int:
     return -(-len(value) // CHARS_PER_TOKEN)
 
 
-def to_openai(tools: list[Tool]) -> list[dict[str, Any]]:
-    """Export several tools in the OpenAI format."""
-    return [t.to_openai() for t in tools]
+def to_openai(tools: list[Tool], *, strict: bool = False) -> list[dict[str, Any]]:
+    """Export several tools in the OpenAI format; with ``strict``, a tool whose schema cannot
+    be expressed is left out (``export_tools`` says which and why)."""
+    return export_tools(tools, "openai-strict" if strict else "openai")[0]
+
+
+def to_gemini(tools: list[Tool]) -> list[dict[str, Any]]:
+    """Export several tools as Gemini function declarations, leaving out the unconvertible."""
+    return export_tools(tools, "gemini")[0]
+
+
+@dataclass(frozen=True, slots=True)
+class ExcludedTool:
+    """A tool left out of an export, and why."""
+
+    name: str
+    reason: str
+
+
+def export_tools(
+    tools: list[Tool], fmt: ToolFormat
+) -> tuple[list[dict[str, Any]], list[ExcludedTool]]:
+    """Every tool in format ``fmt``; one whose schema cannot be expressed is left out with its
+    reason instead of failing the whole request."""
+    out: list[dict[str, Any]] = []
+    excluded: list[ExcludedTool] = []
+    for tool in tools:
+        try:
+            out.append(tool.export(fmt))
+        except SchemaConversionError as exc:
+            logger.warning("tool %s left out of the %s export: %s", tool.name, fmt, exc)
+            excluded.append(ExcludedTool(tool.name, str(exc)))
+    return out, excluded
 
 
 def to_anthropic(tools: list[Tool]) -> list[dict[str, Any]]:

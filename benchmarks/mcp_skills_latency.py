@@ -1,0 +1,143 @@
+"""Latency of skills served by ``lemon mcp serve`` against the same skills on disk.
+
+    python benchmarks/mcp_skills_latency.py [--count 453] [--runs 30] [--queries 40]
+
+Starts ``lemon mcp serve`` on a copy of the bench skills (stdio, a real process, warmed by one
+listing) and connects to it with the official SDK's ``ClientSession``. Figures, medians:
+
+* ``rtt``: one MCP round trip (``ping``).
+* ``disk list``: a fresh registry listing the same skills on disk in this process (the
+  manifest cache present, as on a second start).
+* ``served list``: ``skills/list`` from the warm server, parsed into remote skills and turned
+  into registry entries (what a consumer does to list them).
+* ``find inproc``: ``find_relevant`` in this process over the same skills (index warm).
+* ``find_skills``: the ``find_skills`` tool over MCP, the same queries.
+
+Targets (issue 15): ``served list <= 2 x (disk list + rtt)``;
+``find_skills <= find inproc + rtt + 2 ms``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+async def median_ms(fn: Callable[[], Awaitable[Any]], runs: int) -> float:
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        await fn()
+        out.append((time.perf_counter() - t) * 1000)
+    return statistics.median(out)
+
+
+def sync_median_ms(fn: Callable[[], Any], runs: int) -> float:
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t) * 1000)
+    return statistics.median(out)
+
+
+async def run_bench(served: Path, runs: int, queries: list[str]) -> dict[str, float]:
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    import lemon_skills
+    from lemon_skills.mcp.skills.client import list_skills
+    from lemon_skills.skills import remote
+    from lemon_skills.skills.registry import Registry
+    from lemon_skills.skills.remote.model import Listing
+    from lemon_skills.tools.mcp_skills import to_remote
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "lemon_skills", "mcp", "serve", "--cwd", str(served)],
+        env={k: v for k, v in os.environ.items() if k.startswith(("HOME", "LEMON_"))},
+    )
+    r: dict[str, float] = {}
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        warm, _ = await list_skills(session, limit=100_000)
+        r["served_count"] = len(warm)
+        r["rtt"] = await median_ms(session.send_ping, runs)
+
+        def fetch(uri: str, limit: int) -> bytes:
+            raise AssertionError("listing must not fetch")
+
+        async def served_list() -> None:
+            wire, _ = await list_skills(session, limit=100_000)
+            listing = Listing("bench", tuple(to_remote("bench", wire)), (), fetch)
+            remote.entries([listing], {}, None)
+
+        r["served_list"] = await median_ms(served_list, runs)
+        r["disk_list"] = sync_median_ms(lambda: Registry().view(served), runs)
+        for q in queries:  # warm both indexes
+            lemon_skills.find_relevant(q, cwd=served, max_results=5)
+            await session.call_tool("find_skills", {"query": q, "limit": 5})
+        inproc, over = [], []
+        for q in queries:
+            inproc.append(sync_median_ms(lambda q=q: lemon_skills.find_relevant(q, cwd=served), 5))
+
+            async def call(q: str = q) -> None:
+                await session.call_tool("find_skills", {"query": q, "limit": 5})
+
+            over.append(await median_ms(call, 5))
+        r["find_inproc"] = statistics.median(inproc)
+        r["find_skills"] = statistics.median(over)
+        await anyio.sleep(0)
+    return r
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=453)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--queries", type=int, default=40)
+    args = parser.parse_args()
+    from benchmarks.corpus import bench_root, make_corpus
+
+    bench = bench_root()
+    lines = (bench / "queries_dev.jsonl").read_text().splitlines()[: args.queries]
+    queries = [json.loads(line)["query"] for line in lines]
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        home.mkdir()
+        os.environ["HOME"] = str(home)
+        os.environ["LEMON_AGENT_DIR"] = str(home / ".lemon" / "agent")
+        served = Path(tmp) / "served"
+        make_corpus(served, args.count, source=bench / "skills")
+        import anyio
+
+        r = anyio.run(run_bench, served, args.runs, queries)
+    disk_plus = r["disk_list"] + r["rtt"]
+    print(f"skills served: {int(r['served_count'])} of {args.count}")
+    print(f"rtt (ping):     {r['rtt']:.2f} ms")
+    print(f"disk list:      {r['disk_list']:.2f} ms")
+    print(
+        f"served list:    {r['served_list']:.2f} ms  ({r['served_list'] / disk_plus:.2f} x "
+        f"(disk list + rtt); target <= 2)"
+    )
+    print(f"find inproc:    {r['find_inproc']:.2f} ms")
+    extra = r["find_skills"] - r["find_inproc"] - r["rtt"]
+    print(
+        f"find_skills:    {r['find_skills']:.2f} ms  ({extra:+.2f} ms over inproc + rtt; "
+        "target <= 2)"
+    )
+
+
+if __name__ == "__main__":
+    main()

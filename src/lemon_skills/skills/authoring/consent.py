@@ -1,0 +1,117 @@
+"""Who may delete or rewrite a skill through ``skill_manage``.
+
+An agent may change the skills it created (provenance is recorded in the usage sidecar at
+create). Any other skill (installed, hand-written, or created by an agent but since installed
+over) needs an operator's approval from the approvals store. The approval is bound to the exact
+request and to the skill's content hash, so it is spent once the change lands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from lemon_skills import approvals
+from lemon_skills.approvals import ApprovalContext
+from lemon_skills.errors import ApprovalError, SkillWriteError
+from lemon_skills.paths import Scope
+from lemon_skills.skills.bundle import hash_dir
+from lemon_skills.skills.install import lockfile
+from lemon_skills.skills.usage.store import UsageStore
+
+
+class Target(Protocol):
+    """The skill an action writes (``authoring.ops.Target``)."""
+
+    @property
+    def scope(self) -> Scope: ...
+    @property
+    def cwd(self) -> Path | None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def skill_dir(self) -> Path: ...
+    @property
+    def agent_id(self) -> str | None: ...
+    def usage(self) -> UsageStore: ...
+
+
+#: Actions that remove or rewrite what is already there.
+GUARDED: Final = frozenset({"delete", "edit", "patch", "write_file", "remove_file"})
+#: The parameters that say what a change does; the approval covers exactly these.
+_CHANGE_PARAMS: Final = (
+    "content",
+    "file_path",
+    "file_content",
+    "old_string",
+    "new_string",
+    "replace_all",
+)
+TOOL: Final = "skill_manage"
+
+
+def agent_authored(t: Target) -> bool:
+    """True when an agent created ``t``'s skill and no install has claimed the key since."""
+    if t.usage().get(t.name).get("created_by") != "agent":
+        return False
+    return t.name not in lockfile.records(lockfile.lock_path(t.scope, t.cwd))
+
+
+def authorise(t: Target, action: str, params: Mapping[str, Any]) -> None:
+    """Let ``action`` proceed, or raise with a pending approval the operator can grant.
+
+    Raises:
+        SkillWriteError: the skill is not the agent's and no matching approval was granted.
+    """
+    if action not in GUARDED or agent_authored(t):
+        return
+    request = _request(t, action, params)
+    granted = params.get("approval_id")
+    if isinstance(granted, str) and granted.strip():
+        _check_granted(granted.strip(), request)
+        return
+    pending = approvals.default_store().create(
+        TOOL,
+        request,
+        rationale=f"an agent asks to {action} skill {t.name!r} ({t.scope}), not one it created",
+        context=ApprovalContext(agent_id=t.agent_id),
+    )
+    raise SkillWriteError(
+        f"Skill '{t.name}' was not created by an agent, so {action} needs the user's approval; "
+        f"approval {pending.id} is pending",
+        hint=f"ask the user to run `lemon approvals approve {pending.id}`, then call again with "
+        f"the same parameters and approval_id={pending.id}",
+    )
+
+
+def _request(t: Target, action: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    change = {k: params.get(k) for k in _CHANGE_PARAMS if params.get(k) is not None}
+    digest = hashlib.sha256(json.dumps(change, sort_keys=True).encode("utf-8")).hexdigest()
+    return {
+        "action": action,
+        "name": t.name,
+        "scope": t.scope,
+        "path": str(t.skill_dir),
+        "change_sha256": digest,
+        "skill_hash": hash_dir(t.skill_dir),
+    }
+
+
+def _check_granted(approval_id: str, request: Mapping[str, Any]) -> None:
+    try:
+        granted = approvals.default_store().get(approval_id)
+    except ApprovalError as exc:
+        raise SkillWriteError(f"approval {approval_id}: {exc}") from None
+    if granted.tool != TOOL or dict(granted.action) != dict(request):
+        raise SkillWriteError(
+            f"approval {approval_id} was given for another change (or the skill changed since)",
+            hint="call again without approval_id to ask for a new approval",
+        )
+    if not granted.approved:
+        raise SkillWriteError(
+            f"approval {approval_id} is {granted.status}, not approved",
+            hint=f"the user approves it with `lemon approvals approve {approval_id}`",
+        )
