@@ -8,7 +8,9 @@ ranking, so the index and every other signal stay as shipped:
 * ``idf^p`` - each query word weighted by (its plain IDF / the rarest IDF) ** p, in the score,
   the coverage credit and the query's mass: rare words count more, common ones less;
 * ``generic>t:g`` - words held by more than a share t of the skills weighted g;
-* ``unknown:u`` - words no skill holds count u (not 1) towards the query's mass.
+* ``unknown:u`` - words no skill holds count u (not 1) towards the query's mass;
+* ``body cap N`` - bodies indexed up to N characters instead of ``BODY_CHARS`` (an index-side
+  variant, for the question whether a word late in a long body should be found).
 
 The tunable constants are cross-validated for each variant as in ``lemon skill eval --cv``
 (``skills/ranking/tuning.py``), so a variant that needs another bar gets it.
@@ -28,6 +30,7 @@ from lemon_skills.search import scoring
 from lemon_skills.search.index import Index
 from lemon_skills.search.metrics import Report, load_cases
 from lemon_skills.skills import api
+from lemon_skills.skills.ranking import index as skill_index
 from lemon_skills.skills.ranking import tuning
 
 Rewrite = Callable[[Index, scoring.Query], scoring.Query]
@@ -115,6 +118,16 @@ def main() -> None:
             finally:
                 scoring.analyse = shipped  # type: ignore[assignment]
             print(f"| {name} | {_fmt(report)} |", flush=True)
+        shipped_cap = skill_index.BODY_CHARS
+        for cap in (30_000, 100_000):
+            skill_index.BODY_CHARS = cap
+            skill_index._ANALYSED.clear()
+            try:
+                report = tuning.cross_validate(entries, cases, folds=args.folds).cv.report
+            finally:
+                skill_index.BODY_CHARS = shipped_cap
+                skill_index._ANALYSED.clear()
+            print(f"| body cap {cap} | {_fmt(report)} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -135,6 +135,22 @@ def update_json(
         return new
 
 
+def refuse_newer(state: JsonDict, known: int, *, path: Path) -> None:
+    """Refuse to rewrite a state file a newer release wrote: it may hold what this one drops.
+
+    Raises:
+        ConfigError: ``state["version"]`` is above ``known``.
+    """
+    version = state.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > known:
+        raise ConfigError(
+            f"written by a newer lemon-skills (format version {version}; this release knows "
+            f"up to {known}); refusing to change it",
+            path=path,
+            hint="upgrade lemon-skills (pip install -U lemon-skills), or use the newer release",
+        )
+
+
 def _fingerprint(data: Any) -> str:
     # compact output runs on the C encoder; the indented one is pure Python and ~10x slower
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -114,3 +114,22 @@ def test_an_unreadable_skills_json_fails_closed_and_every_command_says_why(
     main(["skill", "doctor", "api-design", "--cwd", str(project)])
     out = capsys.readouterr().out
     assert str(path) in out.split("\n", 2)[1]  # named first, right under the key
+
+
+def test_a_skills_json_or_lock_from_a_newer_release_is_never_rewritten(
+    project, project_skills, agent_dir
+):
+    from lemon_skills.skills.install import lockfile
+
+    write_skill(project_skills, "a")
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    state = agent_dir / "skills.json"
+    state.write_text('{"version": 99, "disabled": [], "future": {"x": 1}}', "utf-8")
+    with pytest.raises(ConfigError, match="newer lemon-skills"):
+        lemon_skills.disable("a", cwd=project)
+    lock = agent_dir / "skills.lock.json"
+    lock.write_text('{"version": 2, "skills": {}}', "utf-8")
+    with pytest.raises(ConfigError, match="newer lemon-skills"):
+        lockfile.put(lock, "a", {"key": "a"})
+    assert json.loads(state.read_text("utf-8"))["future"] == {"x": 1}
+    assert json.loads(lock.read_text("utf-8")) == {"version": 2, "skills": {}}

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from lemon_skills.skills.lint import lint_file, lint_text
+from tests.helpers.skills import write_skill
 
 
 def rules(text, dir_name="my-skill", strict=False):
@@ -101,3 +102,31 @@ def test_lint_file_reports_missing_and_bad_encoding(tmp_path):
     p.parent.mkdir()
     p.write_bytes(b"\xff\xfe")
     assert lint_file(p).findings[0].rule == "encoding"
+
+
+def test_the_readme_example_and_the_bundled_examples_pass_strict_lint():
+    import re
+    from pathlib import Path
+
+    from lemon_skills.skills.lint import lint_file, lint_text
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text("utf-8")
+    example = re.search(r"## SKILL\.md\n\n```markdown\n(.*?)```", readme, re.S)
+    assert example is not None
+    findings = lint_text(example.group(1), dir_name="kubernetes-debugging", strict=True)
+    assert [f for f in findings if f.severity == "error"] == []
+    bundled = sorted((root / "examples").rglob("SKILL.md"))
+    assert bundled
+    for path in bundled:
+        assert lint_file(path, strict=True).ok, path
+
+
+def test_lemon_fields_under_metadata_lemon_are_read(project, project_skills):
+    import lemon_skills
+
+    write_skill(
+        project_skills, "k", extra="metadata:\n  lemon:\n    tags: [ops]\n    keywords: [kubectl]"
+    )
+    m = lemon_skills.get("k", cwd=project).manifest
+    assert (m.tags, m.keywords) == (("ops",), ("kubectl",))

@@ -38,8 +38,8 @@ def test_metadata_mode_leaves_out_bodies(project, project_skills):
 def test_budget_cuts_are_named_never_silent(project, project_skills):
     for i in range(60):
         write_skill(project_skills, f"skill-{i:02d}", description="word " * 40)
-    out = lemon_skills.render_prompt("nothing matches zzz", cwd=project, budget=2500)
-    assert len(out.text) <= 2500
+    out = lemon_skills.render_prompt("nothing matches zzz", cwd=project, budget=700)
+    assert len(out.text) <= 700
     assert out.omitted, "something must have been left out at this budget"
     assert set(out.listed) | set(out.omitted) == {f"skill-{i:02d}" for i in range(60)}
     assert any("left out for budget" in d for d in out.diagnostics)
@@ -152,3 +152,39 @@ def test_a_catalogue_without_matches_does_not_claim_they_matched(project, projec
     assert "matched the request" not in none.text
     assert "None was matched to this request" in none.text
     assert "<available_skills>" in none.text
+
+
+def _many(project_skills, n=300):
+    for i in range(n):
+        write_skill(
+            project_skills,
+            f"a{i:03d}-tool",
+            description=f"Helper number {i} for assorted chores, described at some length. " * 2,
+        )
+    write_skill(
+        project_skills,
+        "zz-kubernetes-debugging",
+        description="Debug crash-looping Kubernetes pods with kubectl logs and events.",
+    )
+
+
+def test_the_catalogue_puts_the_closest_skills_first_and_names_the_rest(project, project_skills):
+    _many(project_skills)
+    out = lemon_skills.render_prompt(
+        "my kubernetes pods are crash-looping", cwd=project, max_results=0, budget=8000
+    )
+    assert "<name>zz-kubernetes-debugging</name><description>" in out.text
+    assert out.text.count("<other_skills>") == 1
+    assert out.omitted == ()  # every other skill is at least named
+    assert out.diagnostics == [f"{len(out.shortened)} catalogue descriptions shortened for budget"]
+
+
+def test_matches_left_out_for_budget_are_named_not_denied(project, project_skills):
+    _many(project_skills, 20)
+    out = lemon_skills.render_prompt(
+        "my kubernetes pods are crash-looping", cwd=project, budget=200
+    )
+    assert "zz-kubernetes-debugging" in out.omitted
+    assert "None was matched" not in out.text
+    assert "left out for budget" in out.text and "zz-kubernetes-debugging" in out.text
+    assert any(d.startswith(f"{len(out.omitted)} skills left out") for d in out.diagnostics)

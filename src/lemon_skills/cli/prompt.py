@@ -41,6 +41,7 @@ from lemon_skills.skills.prompt import DEFAULT_BUDGET
     is_flag=True,
     help="Render relevant skills as metadata (the agent loads them with read_skill).",
 )
+@click.option("--verbose", "-v", is_flag=True, help="Name the skills left out for budget.")
 @click.option(
     "--tools",
     "with_tools",
@@ -64,6 +65,7 @@ def prompt(
     max_results: int = 3,
     budget: int | None = None,
     metadata_only: bool = False,
+    verbose: bool = False,
     as_json: bool = False,
     files: tuple[Path, ...] = (),
     agent: str | None = None,
@@ -76,6 +78,7 @@ def prompt(
     Example:
       lemon prompt "add a reversible migration for the orders table" --cwd examples/project
     """
+    _preview_only()
     from lemon_skills.prompt import render
 
     rendered = render(
@@ -125,3 +128,15 @@ def prompt(
     )
     for line in rendered.diagnostics:
         warn(line)
+    if verbose and rendered.omitted:
+        warn("left out for budget: " + ", ".join(rendered.omitted))
+
+
+def _preview_only() -> None:
+    """Keep this preview out of the event store: no agent was given this block, and a
+    read-only command must leave nothing in the agent dir but its cache."""
+    from lemon_skills import telemetry
+    from lemon_skills.skills.usage import observe
+
+    observe.ensure_bridge()
+    telemetry.detach(observe.BRIDGE_ID)

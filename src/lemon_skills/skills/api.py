@@ -368,6 +368,10 @@ def _server_names(v: View) -> frozenset[str] | None:
     return mcp_server_names(v.cwd)
 
 
+#: How many of the request's closest skills lead the catalogue.
+NEAR = 20
+
+
 def render_prompt(
     request: str,
     *,
@@ -398,10 +402,19 @@ def render_prompt(
     allowed = {e.key for e in catalogue}
     weights = ranking_index(v).weights
     use_semantic = semantic_mod.requested(None)
+    # One ranking serves both: the first matches that clear the bar are injected, and every
+    # match leads the catalogue, so a budget too small to describe all skills describes these.
+    matches = [
+        m
+        for m in _boost(
+            _rank(v, request, max(max_results, NEAR), None, _keep(v, profile, play)), play
+        )
+        if m.entry.key in allowed
+    ]
     ranked = [
         m.entry
-        for m in _boost(_rank(v, request, max_results, None, _keep(v, profile, play)), play)
-        if m.entry.key in allowed and ranking.clears_bar(m, weights, semantic=use_semantic)
+        for m in matches[:max_results]
+        if ranking.clears_bar(m, weights, semantic=use_semantic)
     ]
     preload = [e for e in catalogue if profile is not None and profile.preloads(e.key)]
     always = [e for e in catalogue if e.flag("always_apply")]
@@ -409,7 +422,8 @@ def render_prompt(
     relevant = list({e.key: e for e in (*preload, *always, *attached, *ranked)}.values())
     if budget is None:
         budget = profile.budget if profile and profile.budget else prompt_mod.DEFAULT_BUDGET
-    rendered = prompt_mod.render(relevant, catalogue, budget=budget, mode=mode)
+    near = [m.entry.key for m in matches]
+    rendered = prompt_mod.render(relevant, catalogue, budget=budget, mode=mode, near=near)
     observe.emit("skill.prompt_render", observe.prompt_metadata(rendered, v.cwd, mode, context))
     return rendered
 

@@ -27,7 +27,7 @@ from lemon_skills.skills.discovery import Candidate, Loaded
 from lemon_skills.skills.model import Diagnostic, cached_entry
 
 #: Bump whenever parsing, normalisation or the record layout changes.
-PARSER_VERSION = 4
+PARSER_VERSION = 5
 FORMAT_VERSION = 6
 
 

@@ -119,6 +119,7 @@ def set_disabled(path: Path, key: str, disabled: bool) -> bool:
 
     def change(state: dict[str, Any]) -> None:
         nonlocal changed
+        _fs.refuse_newer(state, VERSION, path=path)
         current, _ = parse_state(state, path=path)
         state.setdefault("version", VERSION)
         state.setdefault("skills", {})
@@ -137,6 +138,7 @@ def forget(path: Path, key: str) -> None:
     """Drop every trace of ``key`` from one skills.json (used by uninstall)."""
 
     def change(state: dict[str, Any]) -> None:
+        _fs.refuse_newer(state, VERSION, path=path)
         current, skills = parse_state(state, path=path)
         if key in current:
             state["disabled"] = sorted(current - {key})
@@ -155,6 +157,7 @@ def set_disabled_many(path: Path, keys: Collection[str], disabled: bool) -> list
     changed: list[str] = []
 
     def change(state: dict[str, Any]) -> None:
+        _fs.refuse_newer(state, VERSION, path=path)
         current, _ = parse_state(state, path=path)
         wanted = set(keys)
         changed.extend(sorted(wanted - current if disabled else wanted & current))
@@ -178,6 +181,7 @@ def set_switch(path: Path, key: str, on: bool) -> bool:
 
     def change(state: dict[str, Any]) -> None:
         nonlocal changed
+        _fs.refuse_newer(state, VERSION, path=path)
         _, skills = parse_state(state, path=path)
         state.setdefault("version", VERSION)
         state.setdefault("disabled", [])

@@ -287,8 +287,14 @@ def build_manifest(
         author=_text(data, "author", w),
         license=_text(data, "license", w),
         compatibility=_text(data, "compatibility", w),
-        tags=_strings(data.get("tags"), "tags", w),
-        keywords=_strings(data.get("keywords"), "keywords", w),
+        tags=_union(
+            _strings(data.get("tags"), "tags", w),
+            _strings(lemon_meta.get("tags"), "metadata.lemon.tags", w),
+        ),
+        keywords=_union(
+            _strings(data.get("keywords"), "keywords", w),
+            _strings(lemon_meta.get("keywords"), "metadata.lemon.keywords", w),
+        ),
         category=_text(data, "category", w) or _opt_str(lemon_meta.get("category")),
         platforms=platforms,
         requires=requires,

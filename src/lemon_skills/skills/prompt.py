@@ -35,6 +35,9 @@ INTRO_CATALOGUE = (
     "relying on it."
 )
 
+#: When every match was left out for budget (they are then named after it).
+INTRO_OVER_BUDGET = "Skills are folders of instructions for specialised tasks."
+
 
 @dataclass(frozen=True, slots=True)
 class RenderedPrompt:
@@ -61,7 +64,7 @@ class RenderedPrompt:
         if self.shortened:
             notes.append(f"{len(self.shortened)} catalogue descriptions shortened for budget")
         if self.omitted:
-            notes.append("left out for budget: " + ", ".join(self.omitted))
+            notes.append(f"{len(self.omitted)} skills left out for budget (--verbose names them)")
         return notes
 
 
@@ -78,8 +81,13 @@ def render(
     *,
     budget: int = DEFAULT_BUDGET,
     mode: Mode = "content",
+    near: Sequence[str] = (),
 ) -> RenderedPrompt:
-    """Build the prompt block; ``catalogue`` should already exclude hidden skills."""
+    """Build the prompt block; ``catalogue`` should already exclude hidden skills.
+
+    ``near`` are catalogue keys closest to the request, best first: they are listed first,
+    so a budget that cannot describe every skill describes the ones that may apply.
+    """
     if not relevant and not catalogue:
         return RenderedPrompt("", (), (), (), (), (), budget)
     remaining = budget - max(len(INTRO), len(INTRO_CATALOGUE)) - 2
@@ -88,10 +96,17 @@ def render(
     )
     rel_text = _wrap("relevant_skills", rel_parts) if rel_parts else ""
     intro = INTRO if rel_parts else INTRO_CATALOGUE
-    remaining -= len(rel_text)
+    if rel_omitted:
+        # The agent must not read "none matched" when matches only lacked room.
+        intro = (INTRO if rel_parts else INTRO_OVER_BUDGET) + (
+            " These also matched but were left out for budget; load them with read_skill: "
+            + ", ".join(escape(k) for k in rel_omitted)
+            + "."
+        )
+    remaining -= len(rel_text) + max(0, len(intro) - max(len(INTRO), len(INTRO_CATALOGUE)))
     shown_keys = {e.key for e in relevant}
     rest = [e for e in catalogue if e.key not in shown_keys]
-    cat_lines, listed, shortened, omitted = _catalogue_block(rest, remaining)
+    cat_lines, listed, shortened, omitted = _catalogue_block(rest, remaining, near)
     cat_text = _wrap("available_skills", cat_lines) if cat_lines else ""
     text = "\n\n".join(part for part in (intro, rel_text, cat_text) if part)
     return RenderedPrompt(
@@ -151,29 +166,53 @@ def _catalogue_line(e: Entry, description: str | None) -> str:
 
 
 def _catalogue_block(
-    entries: Sequence[Entry], budget: int
+    entries: Sequence[Entry], budget: int, near: Sequence[str] = ()
 ) -> tuple[list[str], list[str], list[str], list[str]]:
-    """Full descriptions if they fit, else short ones, else names only, else drop the tail."""
+    """The catalogue: closest to the request first (``near``), then project before global.
+
+    Full descriptions if everything fits. Otherwise the leading skills get a line with a
+    shortened description for as long as the names of all the others still fit after them on
+    one compact names-only line; only when not even every name fits is the tail left out.
+    """
     budget -= len("<available_skills>\n\n</available_skills>")
-    ordered = sorted(entries, key=lambda e: (e.source != "project", e.key))
+    rank = {k: i for i, k in enumerate(near)}
+    ordered = sorted(
+        entries, key=lambda e: (rank.get(e.key, len(rank)), e.source != "project", e.key)
+    )
     full = [_catalogue_line(e, e.description) for e in ordered]
     if _size(full) <= budget:
         return full, [e.key for e in ordered], [], []
-    short = [_catalogue_line(e, _shorten(e.description)) for e in ordered]
-    shortened = [e.key for e in ordered if len(e.description) > SHORT_DESCRIPTION]
-    lines = short if _size(short) <= budget else [_catalogue_line(e, None) for e in ordered]
-    if lines is not short:
-        shortened = [e.key for e in ordered if e.description]
-    kept: list[str] = []
+    names = [len(escape(e.key)) + 2 for e in ordered]
+    rest_names = sum(names) + len(_OTHERS_OPEN) + len(_OTHERS_CLOSE) + 1
+    lines: list[str] = []
     used = 0
-    for line in lines:
-        if used + len(line) + 1 > budget:
+    for i, e in enumerate(ordered):
+        line = _catalogue_line(e, _shorten(e.description))
+        rest_names -= names[i]
+        if used + len(line) + 1 + rest_names > budget:
             break
-        kept.append(line)
+        lines.append(line)
         used += len(line) + 1
-    listed = [e.key for e in ordered[: len(kept)]]
-    omitted = [e.key for e in ordered[len(kept) :]]
-    return kept, listed, [k for k in shortened if k in set(listed)], omitted
+    detailed = ordered[: len(lines)]
+    room = budget - used - len(_OTHERS_OPEN) - len(_OTHERS_CLOSE) - 1
+    by_name: list[Entry] = []
+    for e, cost in zip(ordered[len(lines) :], names[len(lines) :], strict=True):
+        if cost > room:
+            break
+        by_name.append(e)
+        room -= cost
+    if by_name:
+        lines.append(_OTHERS_OPEN + ", ".join(escape(e.key) for e in by_name) + _OTHERS_CLOSE)
+    listed = [e.key for e in (*detailed, *by_name)]
+    shortened = [e.key for e in detailed if len(e.description) > SHORT_DESCRIPTION]
+    shortened += [e.key for e in by_name]
+    omitted = [e.key for e in ordered[len(listed) :]]
+    return lines, listed, shortened, omitted
+
+
+#: The compact line naming the skills the budget leaves no room to describe.
+_OTHERS_OPEN = "<other_skills>"
+_OTHERS_CLOSE = "</other_skills>"
 
 
 def _shorten(text: str) -> str:

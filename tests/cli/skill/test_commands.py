@@ -186,3 +186,14 @@ def test_list_shows_invalid_skills_with_the_reason_and_no_forged_rows(
     ]
     assert not any(r.startswith("fake-row") for r in rows)
     assert [r.split()[2] for r in rows if r.startswith("good")] == ["enabled"]
+
+
+def test_read_only_commands_leave_nothing_in_the_agent_dir_but_the_cache(
+    capsys, project, project_skills, agent_dir
+):
+    write_skill(project_skills, "demo", description="Demo skill for tests.")
+    for argv in (["prompt", "demo skill"], ["skill", "list"], ["skill", "find", "demo"]):
+        assert main([*argv, "--cwd", str(project)]) == 0
+    made = [p.relative_to(agent_dir) for p in agent_dir.rglob("*") if p.is_file()]
+    assert made and all(p.parts[0] == "cache" for p in made), made
+    assert sorted(p.name for p in (project / ".lemon").iterdir()) == ["skill"]

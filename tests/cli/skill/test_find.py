@@ -107,7 +107,7 @@ def test_eval_cv_reports_held_out_figures_of_the_tuning(project, project_skills,
         {"query": "release notes from PRs", "expected": ["release-notes"], "kind": "terse"},
         {"query": "slow postgres queries", "expected": ["postgres-tuning"], "kind": "terse"},
         {"query": "bake sourdough bread", "expected": [], "kind": "none"},
-        {"query": "knit a scarf", "expected": [], "kind": "none"},
+        {"query": "tune an old guitar", "expected": [], "kind": "none"},
     ]
     queries.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     args = ["skill", "eval", "--queries", str(queries), "--cwd", str(project), "--cv", "3"]

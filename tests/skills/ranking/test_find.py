@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -337,3 +338,26 @@ def test_after_an_edit_a_new_process_re_reads_only_the_edited_skill(
     assert _scored(rebuilt, queries) == _scored(build_index(edited), queries)
     # The stale file was replaced, not kept beside the new one.
     assert len(list(index_cache.cache_dir().glob("*.idx"))) == 1
+
+
+def test_a_new_process_after_an_add_and_a_remove_ranks_like_a_fresh_build(
+    project, project_skills, monkeypatch
+):
+    monkeypatch.setattr(index_cache, "MIN_SKILLS", 0)
+    _corpus(project_skills)
+    index_cache.load_or_build(api.view(project).enabled())
+    write_skill(project_skills, "web-crawler", description="Crawl a website, save each page.")
+    shutil.rmtree(project_skills / "doc-scanner")
+    api.refresh()
+    changed = api.view(project).enabled()
+    monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
+    seen: list[str] = []
+    real = search_index.analyse_document
+    monkeypatch.setattr(
+        search_index, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w)
+    )
+    rebuilt = index_cache.load_or_build(changed)
+    assert seen == ["web-crawler"]
+    monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
+    queries = ("crawl a site", "scan pdf forms", "deploy kubernetes", "pdf tables")
+    assert _scored(rebuilt, queries) == _scored(build_index(changed), queries)

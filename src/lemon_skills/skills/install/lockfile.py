@@ -65,6 +65,7 @@ def put(path: Path, key: str, rec: dict[str, Any] | None) -> dict[str, Any] | No
 
     def change(state: dict[str, Any]) -> None:
         nonlocal previous
+        _fs.refuse_newer(state, VERSION, path=path)
         skills = state.setdefault("skills", {})
         if not isinstance(skills, dict):
             raise ConfigError('"skills" must be an object keyed by skill key', path=path)

@@ -147,6 +147,11 @@ def loads(data: bytes, entries: Sequence[Entry], *, weights: Weights = DEFAULT_W
     return Index(tuple(entries), core)
 
 
+def untokenised(entries: Sequence[Entry]) -> int:
+    """How many of ``entries`` this process has not tokenised yet (in any earlier build)."""
+    return sum(1 for e in entries if _stamp(e) not in _ANALYSED)
+
+
 def seed(data: bytes, entries: Sequence[Entry]) -> float:
     """Take the tokenised skills of ``dumps`` output that ``entries`` still have, so the next
     ``build_index`` re-reads only the others. Returns the share of the stored skills that

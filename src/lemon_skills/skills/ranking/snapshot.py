@@ -48,7 +48,8 @@ def load_or_build(
         pass
     previous = _newest(path.parent)
     superseded = False
-    if previous is not None:
+    # Seeding pays for a new process; one that tokenised these skills before has them.
+    if previous is not None and index_mod.untokenised(entries) > len(entries) // 2:
         with contextlib.suppress(OSError, ValueError):
             superseded = index_mod.seed(previous.read_bytes(), entries) >= 0.5
     built = index_mod.build_index(entries, weights=weights)

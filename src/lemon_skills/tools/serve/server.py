@@ -31,6 +31,9 @@ from lemon_skills.tools.serve.catalog import Catalog, ServedSkill
 
 EXTENSION = "io.modelcontextprotocol/skills"
 INVALID_PARAMS = -32602
+#: SEP-2549 list-caching attributes: skills change on disk at any time, so a client should
+#: not reuse a listing without asking again; nothing here is shared between users.
+CACHE_HINTS = {"ttlMs": 0, "cacheScope": "private"}
 #: How often the watcher looks at the skill roots (the registry's own stat sweep is cheaper).
 WATCH_INTERVAL_S = 1.0
 
@@ -135,13 +138,13 @@ class SkillServer:
 
     async def _skills_list(self, ctx: Any, params: SkillsListParams) -> dict[str, Any]:
         self._seen(ctx)
-        return {"skills": self.catalog.wire}
+        return {"skills": self.catalog.wire, **CACHE_HINTS}
 
     async def _skills_get(self, ctx: Any, params: SkillsGetParams) -> dict[str, Any]:
         skill = self.catalog.skills.get(params.uri)
         if skill is None:
             raise MCPError(INVALID_PARAMS, f"no skill at {params.uri}")
-        return {"skill": skill.wire()}
+        return {"skill": skill.wire(), **CACHE_HINTS}
 
     async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
         self._seen(ctx)
