@@ -69,7 +69,8 @@ def project_option(help_text: str) -> Callable[[F], F]:
     def decorate(f: F) -> F:
         return click.option(
             "--cwd",
-            type=click.Path(file_okay=False, path_type=Path),
+            # A mistyped project dir must not read as an empty project.
+            type=click.Path(exists=True, file_okay=False, path_type=Path),
             default=None,
             help=help_text,
         )(f)

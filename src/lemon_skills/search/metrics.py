@@ -148,6 +148,9 @@ def load_cases(path: Path) -> list[Case]:
         content = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror}", path=path) from exc
+    except UnicodeDecodeError as exc:
+        reason = f"not UTF-8 text (byte {exc.start}); expected JSON lines"
+        raise ConfigError(reason, path=path) from exc
     return parse_cases(content.splitlines(), source=str(path))
 
 

@@ -57,7 +57,8 @@ def skill_key(name: str) -> str:
     if reason is not None:
         raise InstallError(
             f"refusing skill name {name!r}: {reason}",
-            hint="skill names are lowercase letters, digits and hyphens (pass name= to choose one)",
+            hint="skill names are lowercase letters, digits and hyphens "
+            "(pass --name, or name= from Python, to choose one)",
         )
     folded = unicodedata.normalize("NFKC", name).strip().lower()
     key = _SEPARATORS.sub("-", folded).strip("-")

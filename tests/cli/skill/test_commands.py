@@ -64,7 +64,7 @@ def test_status_unknown_key_exits_non_zero(capsys, project):
 def test_status_of_a_mistyped_key_suggests_the_close_one(capsys, project, project_skills):
     write_skill(project_skills, "view-pdf")
     code, out, err = run(capsys, "skill", "status", "view-pd", "--cwd", str(project))
-    assert code == 1 and "Skill not found: view-pd" in out
+    assert code == 1 and "error: Skill not found: view-pd" in err
     assert "did you mean view-pdf?" in err
 
 
@@ -197,3 +197,17 @@ def test_read_only_commands_leave_nothing_in_the_agent_dir_but_the_cache(
     made = [p.relative_to(agent_dir) for p in agent_dir.rglob("*") if p.is_file()]
     assert made and all(p.parts[0] == "cache" for p in made), made
     assert sorted(p.name for p in (project / ".lemon").iterdir()) == ["skill"]
+
+
+def test_cli_consistency_errors(capsys, project, project_skills, tmp_path):
+    write_skill(project_skills, "demo")
+    code, out, err = run(capsys, "skill", "status", "nope", "--cwd", str(project))
+    assert code == 1 and err.startswith("error: Skill not found: nope") and "not_ready" not in out
+    code, _, err = run(capsys, "skill", "list", "--cwd", str(tmp_path / "nonexistent"))
+    assert code == 2 and "does not exist" in err
+    code, _, _ = run(capsys, "skill", "usage", "--stale-after-days", "-3", "--cwd", str(project))
+    assert code == 2
+    binary = tmp_path / "q.bin"
+    binary.write_bytes(b"\x00\xff\xfe")
+    code, _, err = run(capsys, "skill", "eval", "--queries", str(binary), "--cwd", str(project))
+    assert code == 1 and err.splitlines()[0].startswith("error:") and "internal" not in err

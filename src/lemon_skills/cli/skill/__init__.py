@@ -173,6 +173,8 @@ def status(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
     """Show whether a skill is ready: platform, binaries, env vars, config, disabled."""
     from lemon_skills.skills import api
 
+    if not as_json:
+        registry.require(key, cwd=cwd)  # an unknown key is an `error:` line with close matches
     st = api.status(key, cwd=cwd)
     if as_json:
         emit_json(st.to_dict())

@@ -105,14 +105,14 @@ def _detail(r: EventRow) -> str:
     "--stale-after-days",
     default=DEFAULT_STALE_DAYS,
     show_default=True,
-    type=int,
+    type=click.IntRange(1),
     help="Idle days after which an agent-authored skill is a stale candidate.",
 )
 @click.option(
     "--archive-after-days",
     default=DEFAULT_ARCHIVE_DAYS,
     show_default=True,
-    type=int,
+    type=click.IntRange(1),
     help="Idle days after which it is an archive candidate.",
 )
 @json_option
