@@ -18,11 +18,13 @@ if TYPE_CHECKING:
         ServerConfig,
         SseServer,
         StdioServer,
+        ToolPolicy,
     )
     from lemon_skills.mcp.config.parse import validate_servers as validate_mcp_servers
     from lemon_skills.mcp.config.resolve import ResolvedConfig, configured_server_names, load
-    from lemon_skills.mcp.factories import oauth_factory, sampling_factory
+    from lemon_skills.mcp.factories import call_approver, oauth_factory, sampling_factory
     from lemon_skills.mcp.source import McpSource, default_source, reset_default_source
+    from lemon_skills.mcp.spill import read_result_tool
     from lemon_skills.mcp.toolsearch import ToolMatch, find_tools
 
 _ENTRIES = "lemon_skills.mcp.config.entries"
@@ -34,6 +36,9 @@ _LAZY = {
     "ServerConfig": _ENTRIES,
     "SseServer": _ENTRIES,
     "StdioServer": _ENTRIES,
+    "ToolPolicy": _ENTRIES,
+    "call_approver": "lemon_skills.mcp.factories",
+    "read_result_tool": "lemon_skills.mcp.spill",
     "oauth_factory": "lemon_skills.mcp.factories",
     "sampling_factory": "lemon_skills.mcp.factories",
     "ResolvedConfig": "lemon_skills.mcp.config.resolve",

@@ -75,7 +75,12 @@ def scripts(text: str) -> set[str]:
 
 
 # Scripts that one writing system mixes by design (Japanese text uses all three).
-_SCRIPT_FAMILY = {"HIRAGANA": "JAPANESE", "KATAKANA": "JAPANESE", "CJK": "JAPANESE"}
+_SCRIPT_FAMILY = {
+    "HIRAGANA": "JAPANESE",
+    "KATAKANA": "JAPANESE",
+    "KATAKANA-HIRAGANA": "JAPANESE",  # the prolonged sound mark in ツール
+    "CJK": "JAPANESE",
+}
 
 
 def lookalike_reason(name: str) -> str | None:

@@ -136,7 +136,8 @@ def _translate(p: str) -> str:
             inner = p[i + 1 : end]
             neg = inner[:1] in ("!", "^")
             inner = re.escape(inner[1:] if neg else inner).replace("\\-", "-")
-            out.append(f"[{'^' if neg else ''}{inner}]")
+            # Like ``*`` and ``?``, a bracket never matches the separator (gitignore, fnmatch).
+            out.append(f"[^/{inner}]" if neg else f"[{inner}]")
             i = end + 1
         elif c == "{" and (end := _closing_brace(p, i)) > 0:
             alts = _split_alternatives(p[i + 1 : end])
