@@ -96,7 +96,7 @@ def main() -> int:
         probe = textwrap.dedent(
             f"""
             import lemon_skills
-            from lemon_skills.tools.read_skill import read_skill
+            from lemon_skills.tools.read import read_skill
             keys = [e.key for e in lemon_skills.list(cwd={str(project)!r}) if e.source == "mcp"]
             ctx = lemon_skills.ToolContext(cwd={str(project)!r})
             r = read_skill.call({{"key": "fm:pdf-tools"}}, ctx)

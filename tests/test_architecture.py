@@ -1,10 +1,12 @@
 """The import contract of the source tree, checked on every import statement (lazy ones and
-``TYPE_CHECKING`` ones included): layers point one way and no modules import each other in a
+``TYPE_CHECKING`` ones included) and on every module named in a string (``"pkg.mod:attr"``
+plug-ins, ``python -m`` targets): layers point one way and no modules import each other in a
 circle. ``docs/architecture.md`` explains the layers."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +24,13 @@ COMPOSITION = {"lemon_skills", "lemon_skills.__main__", "lemon_skills.prompt"}
 #: whole stack, so it sits just under the CLI.
 LAYERS = {"kernel": 0, "search": 0, "skills": 1, "mcp": 1, "tools": 2, "selftest": 3, "cli": 4}
 
+#: Programs run with ``python -m`` that must keep a documented path inside a lower package;
+#: they sit at the CLI's floor whatever their folder.
+ENTRY_POINTS = {"lemon_skills.mcp.conformance_client": "cli"}
+
 MAX_MODULES_PER_FOLDER = 16
+
+_NAMED = re.compile(r"lemon_skills(?:\.\w+)+")
 
 
 def _module_name(path: Path) -> str:
@@ -40,6 +48,8 @@ def _targets(node: ast.AST, modules: dict[str, Path]) -> Iterator[str]:
         names = [a.name for a in node.names]
     elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
         names = [f"{node.module}.{a.name}" for a in node.names]
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        names = [m.replace(":", ".") for m in _NAMED.findall(node.value.replace(":", "."))]
     else:
         return
     for name in names:
@@ -54,12 +64,37 @@ def _graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         tree = ast.parse(path.read_text("utf-8"))
-        edges = {t for node in ast.walk(tree) for t in _targets(node, modules)}
-        graph[name] = {t for t in edges if t != name and t not in COMPOSITION}
+        docs = {id(d) for d in _docstrings(tree)}
+        edges = {
+            t for node in ast.walk(tree) if id(node) not in docs for t in _targets(node, modules)
+        }
+        # A module's own packages are initialised before it, so naming one is no dependency.
+        graph[name] = {
+            t for t in edges if t != name and t not in COMPOSITION and not name.startswith(t + ".")
+        }
     return graph
 
 
+def _docstrings(tree: ast.Module) -> list[ast.AST]:
+    """Docstring constants: they name modules to explain, not to load."""
+    holders = [
+        tree,
+        *(
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        ),
+    ]
+    return [
+        h.body[0].value
+        for h in holders
+        if h.body and isinstance(h.body[0], ast.Expr) and isinstance(h.body[0].value, ast.Constant)
+    ]
+
+
 def _layer(module: str) -> str:
+    if module in ENTRY_POINTS:
+        return ENTRY_POINTS[module]
     parts = module.split(".")
     top = parts[1] if len(parts) > 1 else ""
     return top if top in LAYERS else "kernel"

@@ -35,4 +35,4 @@ def test_importing_lemon_skills_loads_no_submodule_until_a_name_is_used():
         "print(before, 'lemon_skills.skills.model' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["['lemon_skills._lazy']", "True"]
+    assert out.stdout.split() == ["['lemon_skills._lazy',", "'lemon_skills.context']", "True"]

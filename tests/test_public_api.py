@@ -53,6 +53,17 @@ def test_package_facades_resolve_every_name():
             assert hasattr(module, name), f"{module.__name__}.{name}"
 
 
+def test_no_facade_name_is_also_a_submodule():
+    # Importing a submodule binds its name on the package, replacing a lazy facade name.
+    for package in (lemon_skills, lemon_skills.skills, lemon_skills.mcp, lemon_skills.tools):
+        folder = Path(package.__file__).parent
+        submodules = {p.stem for p in folder.glob("*.py")} | {
+            p.name for p in folder.iterdir() if (p / "__init__.py").exists()
+        }
+        clashes = set(package.__all__) & submodules - {"prompt"}  # prompt *is* the module
+        assert not clashes, f"{package.__name__}: {clashes}"
+
+
 def test_facade_functions_match_the_design_document():
     for name in ("list", "get", "find_relevant", "status", "enable", "disable", "refresh"):
         assert callable(getattr(lemon_skills, name))

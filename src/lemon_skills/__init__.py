@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lemon_skills import context
 from lemon_skills._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # the same names as _API below; tests/test_public_api.py keeps them in step
@@ -45,11 +46,15 @@ if TYPE_CHECKING:  # the same names as _API below; tests/test_public_api.py keep
     from lemon_skills.skills.model import Diagnostic, Entry
     from lemon_skills.skills.readiness import SkillStatus
     from lemon_skills.tool import Tool, ToolContext, ToolResult
-    from lemon_skills.tools.read_skill import read_skill
+    from lemon_skills.tools.manage import skill_manage
+    from lemon_skills.tools.read import read_skill
     from lemon_skills.tools.registry import ToolRegistry
-    from lemon_skills.tools.skill_manage import skill_manage
 
 __version__ = "0.1.0"
+
+# Wiring across layers happens here, and only here: skills from MCP servers join the skills
+# catalogue through the tools layer, which the skills layer may not import.
+context.provide("skills.remote.sources", "lemon_skills.tools.mcp_skills:McpSkillSource")
 
 _SKILLS = "lemon_skills.skills.api"
 
@@ -84,8 +89,8 @@ _API = {
     "ToolContext": "lemon_skills.tool",
     "ToolResult": "lemon_skills.tool",
     "ToolRegistry": "lemon_skills.tools.registry",
-    "read_skill": "lemon_skills.tools.read_skill",
-    "skill_manage": "lemon_skills.tools.skill_manage",
+    "read_skill": "lemon_skills.tools.read",
+    "skill_manage": "lemon_skills.tools.manage",
     "McpSource": "lemon_skills.mcp.source",
     # process settings and errors
     "configure": "lemon_skills.settings",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import logging
 import threading
 from collections.abc import Callable, Hashable, Iterator
@@ -120,6 +121,25 @@ def using(ctx: Context | None = None) -> Iterator[Context]:
     finally:
         use(previous)
         ctx.close()
+
+
+#: Implementations a lower layer uses without importing them, named by the composition root
+#: (``lemon_skills/__init__.py``): role -> ``module:callable`` specs.
+_provided: dict[str, tuple[str, ...]] = {}
+
+
+def provide(role: str, *specs: str) -> None:
+    """Name the ``module:callable`` implementations of ``role`` (the composition root does)."""
+    _provided[role] = specs
+
+
+def provided(role: str) -> tuple[Any, ...]:
+    """The callables named for ``role``, imported now (none when nothing was provided)."""
+    found = []
+    for spec in _provided.get(role, ()):
+        module, _, attr = spec.partition(":")
+        found.append(getattr(importlib.import_module(module), attr))
+    return tuple(found)
 
 
 atexit.register(lambda: current().close())

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
         to_gemini,
         to_openai,
     )
-    from lemon_skills.tools.read_skill import read_skill
+    from lemon_skills.tools.manage import skill_manage
+    from lemon_skills.tools.read import read_skill
     from lemon_skills.tools.registry import ConflictReport, ToolConflict, ToolRegistry
-    from lemon_skills.tools.skill_manage import skill_manage
 
 _API = {
     "ConflictReport": "lemon_skills.tools.registry",
@@ -36,8 +36,8 @@ _API = {
     "ToolRegistry": "lemon_skills.tools.registry",
     "ToolResult": "lemon_skills.tool",
     "export_tools": "lemon_skills.tool",
-    "read_skill": "lemon_skills.tools.read_skill",
-    "skill_manage": "lemon_skills.tools.skill_manage",
+    "read_skill": "lemon_skills.tools.read",
+    "skill_manage": "lemon_skills.tools.manage",
     "to_anthropic": "lemon_skills.tool",
     "to_gemini": "lemon_skills.tool",
     "to_openai": "lemon_skills.tool",

@@ -14,7 +14,7 @@ import pytest
 import lemon_skills
 from lemon_skills.mcp.source import reset_default_source
 from lemon_skills.skills.remote import store
-from lemon_skills.tools.read_skill import read_skill
+from lemon_skills.tools.read import read_skill
 from tests.helpers.skills import write_skill
 
 GUIDE = "# Guide\n\nStep one.\n"

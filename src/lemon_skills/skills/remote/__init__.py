@@ -3,20 +3,19 @@
 A source contributes metadata only; the content of a skill is fetched when a view needs it,
 checked against the listing (size, digest, frontmatter), run through the install audit, held
 to the digest its approval was pinned to, and cached on disk by digest. Which sources exist is
-decided outside this layer: the context service ``Sources`` holds them, and by default it is
-built from ``DEFAULT_SOURCES`` (``module:callable`` names), so the skills layer never imports
-the MCP client.
+decided outside this layer: the context service ``Sources`` holds them, built by default from
+the ``SOURCES_ROLE`` implementations the composition root provides (``context.provide``), so
+the skills layer never imports the MCP client.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lemon_skills.context import current
+from lemon_skills.context import current, provided
 from lemon_skills.skills.model import Diagnostic, Entry, remote_entry
 
 if TYPE_CHECKING:
@@ -30,7 +29,7 @@ from lemon_skills.skills.remote.model import (
 )
 
 __all__ = [
-    "DEFAULT_SOURCES",
+    "SOURCES_ROLE",
     "Listing",
     "RemoteFile",
     "RemoteSkill",
@@ -44,8 +43,8 @@ __all__ = [
     "sources",
 ]
 
-#: The sources the default context starts with: the configured MCP servers.
-DEFAULT_SOURCES = ("lemon_skills.tools.mcp_skills:McpSkillSource",)
+#: The role under which the composition root names the default sources (the MCP servers).
+SOURCES_ROLE = "skills.remote.sources"
 
 
 @dataclass(slots=True)
@@ -56,11 +55,7 @@ class Sources:
 
 
 def _default_sources() -> Sources:
-    found: list[SkillSource] = []
-    for spec in DEFAULT_SOURCES:
-        module, _, attr = spec.partition(":")
-        found.append(getattr(importlib.import_module(module), attr)())
-    return Sources(found)
+    return Sources([make() for make in provided(SOURCES_ROLE)])
 
 
 def sources() -> Sources:

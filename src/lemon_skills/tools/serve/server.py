@@ -26,7 +26,7 @@ from lemon_skills.context import current
 from lemon_skills.skills import api, registry, remote
 from lemon_skills.skills.selection import profiles
 from lemon_skills.tool import Tool, ToolContext
-from lemon_skills.tools.read_skill import read_skill
+from lemon_skills.tools.read import read_skill
 from lemon_skills.tools.serve.catalog import Catalog, ServedSkill
 
 EXTENSION = "io.modelcontextprotocol/skills"
@@ -105,7 +105,7 @@ class SkillServer:
             return []
         tools = [read_skill]
         if self.options.allow_write:
-            from lemon_skills.tools.skill_manage import skill_manage
+            from lemon_skills.tools.manage import skill_manage
 
             tools.append(skill_manage)
         return tools

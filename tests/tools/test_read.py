@@ -5,7 +5,7 @@ from pathlib import Path
 
 from lemon_skills.skills import api
 from lemon_skills.tools import ToolContext, read_skill
-from lemon_skills.tools.read_skill import extract_section
+from lemon_skills.tools.read import extract_section
 from tests.helpers.events import recording
 from tests.helpers.skills import write_skill
 
