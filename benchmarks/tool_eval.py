@@ -14,8 +14,9 @@ and false-rejection of:
 Each is given on all queries and as k-fold cross-validation of its tuning: the queries are cut
 into folds with the same mix of kinds, and each fold is answered by the candidate setting that
 scores best on the other folds (``lemon_skills.search.metrics.cross_validate``). The lemon
-grid varies the field weights of name, server and lead sentence and the abstain bar; the
-cutoff grid the BM25 cutoff. Plain BM25 has nothing to tune, so its CV figure is its figure.
+grid varies the field weights of name and server and the abstain rules (``min_score``,
+``min_words``); the cutoff grid the BM25 cutoff. Plain BM25 has nothing to tune, so its CV
+figure is its figure.
 """
 
 from __future__ import annotations
@@ -105,11 +106,11 @@ def bm25_scores(specs: Sequence[ToolSpec], *, k1: float = 1.2, b: float = 0.75):
 def lemon_grid() -> list[Weights]:
     """The shipped weights first (ties go to the earlier candidate), then the grid."""
     grid = [WEIGHTS]
-    for name, server, lead, bar in itertools.product(
-        (3.0, 5.0), (2.0, 4.0), (1.0, 3.0), (0.2, 0.25, 0.3, 0.35, 0.45)
+    for name, server, words, bar in itertools.product(
+        (3.0, 5.0), (2.0, 4.0), (1, 2), (0.25, 0.35, 0.45)
     ):
-        fw = dict(WEIGHTS.field_weight) | {"name": name, "server": server, "lead": lead}
-        candidate = dataclasses.replace(WEIGHTS, field_weight=fw, min_score=bar)
+        fw = dict(WEIGHTS.field_weight) | {"name": name, "server": server}
+        candidate = dataclasses.replace(WEIGHTS, field_weight=fw, min_score=bar, min_words=words)
         if candidate != WEIGHTS:
             grid.append(candidate)
     return grid

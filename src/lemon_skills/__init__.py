@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the same names as _API below; tests/test_public_api.py keep
     from lemon_skills.approvals import ApprovalStore
     from lemon_skills.errors import LemonSkillsError, SkillNotFound
     from lemon_skills.mcp.source import McpSource
+    from lemon_skills.prompt import render as render_prompt
     from lemon_skills.settings import configure
     from lemon_skills.skills.api import (
         diagnostics,
@@ -35,7 +36,6 @@ if TYPE_CHECKING:  # the same names as _API below; tests/test_public_api.py keep
         find_relevant,
         get,
         refresh,
-        render_prompt,
         status,
     )
     from lemon_skills.skills.api import list_skills as list  # noqa: A001 - the design's name
@@ -64,7 +64,7 @@ _API = {
     "list": f"{_SKILLS}:list_skills",
     "get": _SKILLS,
     "find_relevant": _SKILLS,
-    "render_prompt": _SKILLS,
+    "render_prompt": "lemon_skills.prompt:render",
     "status": _SKILLS,
     "diagnostics": _SKILLS,
     "enable": _SKILLS,

@@ -11,12 +11,13 @@
 bar, with their content (``mode="content"``) or metadata only, then a catalogue of the other
 usable skills, within ``budget`` characters. Unlike ``find_relevant``, which ranks every
 enabled skill, it leaves out skills that cannot be offered here: wrong platform, blocked by
-the audit, or ``disable-model-invocation``.
+the audit, or ``disable-model-invocation``. With ``tools=True`` it also chooses the tools to
+send for the request within the same budget (``lemon_skills.tools.prompt``).
 """
 
 from __future__ import annotations
 
-from lemon_skills.skills.api import render_prompt as render
 from lemon_skills.skills.prompt import DEFAULT_BUDGET, Mode, RenderedPrompt
+from lemon_skills.tools.prompt import render
 
 __all__ = ["DEFAULT_BUDGET", "Mode", "RenderedPrompt", "render"]

@@ -426,6 +426,16 @@ def test_a_command_with_its_arguments_in_it_fails_with_the_fix(project, capsys):
     assert '"command": "npx", "args": ["-y", "some-pkg"]' in error
 
 
+def test_prompt_with_tools_sends_the_fitting_tools_and_tool_search(configured, capsys):
+    args = ("--tools", "--json", "--cwd", str(configured))
+    code, out, _ = run(capsys, "prompt", "structured weather for a city", *args)
+    data = json.loads(out)
+    names = [t["name"] for t in data["tools"]]
+    assert code in (0, None) and "mcp_rich_structured" in names and "tool_search" in names
+    assert "mcp_rich_pid" not in names  # deferred behind tool_search
+    assert data["tool_chars"] > 0 and data["chars"] + data["tool_chars"] <= data["budget"]
+
+
 def test_status_shows_policy_and_held_tools_until_approve_changes(project, capsys, tmp_path):
     from tests.mcp.servers import policy
 

@@ -205,10 +205,7 @@ def _listing_help(summary: str) -> Callable[[F], F]:
 )
 @click.option("--explain", is_flag=True, help="With --for: show what each score is made of.")
 @click.option("--max-results", "-n", default=5, show_default=True, type=click.IntRange(1))
-@_listing_help(
-    "List the model-facing tools (mcp_<server>_<tool>) of the connected servers, or with\n"
-    "--for REQUEST rank them for a request."
-)
+@_listing_help("List the tools (mcp_<server>_<tool>) of the servers, or with --for rank them.")
 def tools_cmd(
     server: str | None = None,
     fmt: str | None = None,

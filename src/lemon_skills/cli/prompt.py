@@ -1,4 +1,5 @@
-"""``lemon prompt REQUEST``: the system-prompt block an agent would receive."""
+"""``lemon prompt REQUEST``: the system-prompt block (and with --tools the tools) an agent would
+receive."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from lemon_skills.cli._output import (
     note,
     warn,
 )
-from lemon_skills.skills import api
 from lemon_skills.skills.prompt import DEFAULT_BUDGET
 
 
@@ -42,6 +42,20 @@ from lemon_skills.skills.prompt import DEFAULT_BUDGET
     help="Render relevant skills as metadata (the agent loads them with read_skill).",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Name the skills left out for budget.")
+@click.option(
+    "--tools",
+    "with_tools",
+    is_flag=True,
+    help="Also choose the tools to send for REQUEST (built-ins, pinned and best-fitting MCP "
+    "tools, tool_search) within the same budget; starts the configured MCP servers.",
+)
+@click.option(
+    "--max-tools",
+    default=5,
+    show_default=True,
+    type=click.IntRange(0, 50),
+    help="With --tools: how many MCP tools ranked for REQUEST to send.",
+)
 @json_option
 @files_option
 @agent_option
@@ -55,6 +69,8 @@ def prompt(
     as_json: bool = False,
     files: tuple[Path, ...] = (),
     agent: str | None = None,
+    with_tools: bool = False,
+    max_tools: int = 5,
 ) -> None:
     """Print the skills block for REQUEST: relevant skills plus the catalogue.
 
@@ -63,8 +79,12 @@ def prompt(
       lemon prompt "add a reversible migration for the orders table" --cwd examples/project
     """
     _preview_only()
-    rendered = api.render_prompt(
+    from lemon_skills.prompt import render
+
+    rendered = render(
         request,
+        tools=with_tools,
+        max_tools=max_tools,
         cwd=cwd,
         max_results=max_results,
         budget=budget,
@@ -84,8 +104,19 @@ def prompt(
                 "budget": rendered.budget,
                 "chars": len(rendered.text),
             }
+            | (
+                {
+                    "tools": [t.to_anthropic() for t in rendered.tools],
+                    "tool_chars": rendered.tool_chars,
+                }
+                if with_tools
+                else {}
+            )
         )
         return
+    if with_tools:
+        names = ", ".join(t.name for t in rendered.tools) or "none"
+        note(f"tools to send: {names} ({rendered.tool_chars} chars of definitions)")
     if not rendered.text:
         note("no skills are visible here; nothing to add to the prompt")
         return

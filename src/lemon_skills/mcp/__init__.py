@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from lemon_skills.mcp.factories import call_approver, oauth_factory, sampling_factory
     from lemon_skills.mcp.source import McpSource, default_source, reset_default_source
     from lemon_skills.mcp.spill import read_result_tool
+    from lemon_skills.mcp.toolsearch import ToolMatch, find_tools
 
 _ENTRIES = "lemon_skills.mcp.config.entries"
 
@@ -46,6 +47,8 @@ _LAZY = {
     "McpSource": "lemon_skills.mcp.source",
     "default_source": "lemon_skills.mcp.source",
     "reset_default_source": "lemon_skills.mcp.source",
+    "find_tools": "lemon_skills.mcp.toolsearch",
+    "ToolMatch": "lemon_skills.mcp.toolsearch",
     "validate_mcp_servers": "lemon_skills.mcp.config.parse:validate_servers",
 }
 

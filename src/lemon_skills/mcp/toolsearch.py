@@ -55,6 +55,9 @@ WEIGHTS = Weights(
     },
     long_fields=frozenset({"param_names", "param_text", "instructions"}),
     min_score=0.25,
+    # Terse requests name one thing ("lighthouse https://shop.example.com"): one known word
+    # may be the evidence.
+    min_words=1,
 )
 #: Text past this many characters is not indexed (a few servers put whole manuals in a field).
 FIELD_CHARS = 4_000

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from lemon_skills.skills.model import Entry
+
+if TYPE_CHECKING:
+    from lemon_skills.tool import Tool
 
 Mode = Literal["content", "metadata"]
 
@@ -47,6 +50,10 @@ class RenderedPrompt:
     truncated: tuple[str, ...]
     omitted: tuple[str, ...]
     budget: int
+    #: With ``lemon_skills.prompt.render(..., tools=True)``: the tools to send this turn and the
+    #: characters their definitions take of ``budget``.
+    tools: tuple[Tool, ...] = ()
+    tool_chars: int = 0
 
     @property
     def diagnostics(self) -> list[str]:
