@@ -233,7 +233,9 @@ def _content(entry: Entry, params: Mapping[str, Any], view: str) -> tuple[str, s
         if found is None:
             known = ", ".join(headings(entry.body)) or "(no headings)"
             return title, f"Section '{name}' not found in skill content. Headings: {known}", True
-        return title, found, False
+        # The section starts with its own heading: that is the title, shown once.
+        heading, _, rest = found.partition("\n")
+        return heading, rest.lstrip("\n"), False
     if view == "file":
         if entry.source == "mcp":
             return _remote_file(entry, params.get("path"))

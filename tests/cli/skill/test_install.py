@@ -221,3 +221,12 @@ def test_update_all_with_nothing_installed_says_so(capsys, agent_dir):
     out = capsys.readouterr()
     assert out.out == ""
     assert "no installed skills to update" in out.err
+
+
+def test_uninstall_speaks_json(tmp_path, agent_dir, capsys):
+    repo = make_repo(tmp_path / "repo", {"SKILL.md": skill_md("alpha")})
+    assert main(["skill", "install", repo.url, "--yes"]) == 0
+    capsys.readouterr()
+    assert main(["skill", "uninstall", "alpha", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data == {"key": "alpha", "uninstalled": True, "path": str(agent_dir / "skill" / "alpha")}

@@ -274,7 +274,10 @@ def _render_update(r: UpdateResult) -> None:
 @cwd_option
 @scope_options
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation on a terminal.")
-def uninstall_cmd(key: str, cwd: Path | None, project: bool, global_only: bool, yes: bool) -> None:
+@json_option
+def uninstall_cmd(
+    key: str, cwd: Path | None, project: bool, global_only: bool, yes: bool, as_json: bool = False
+) -> None:
     """Remove a skill, its lock record and its enable/disable entries.
 
     On a terminal you are asked first (skip with --yes). Skills in directories other tools
@@ -284,6 +287,9 @@ def uninstall_cmd(key: str, cwd: Path | None, project: bool, global_only: bool, 
 
     ask = prompt_approver if interactive() and not yes else None
     path = uninstall(key, cwd=cwd, scope=_scope(project, global_only), approver=ask)
+    if as_json:
+        emit_json({"key": key, "uninstalled": True, "path": str(path)})
+        return
     click.echo(f"uninstalled {key} ({path})")
 
 
