@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from typing import Any
 
 import anyio
@@ -157,6 +158,11 @@ def test_a_server_killed_while_idle_is_respawned_before_the_next_call(make_sourc
     source.discover_tools()
     pid = int(source.call_tool("mcp_a_pid").text)
     kill_and_wait(pid)
+    # Until the source has seen the exit, a send may race the transport's teardown; the
+    # issue's promise is that the next call after the death is known gets a fresh server.
+    deadline = time.monotonic() + 10
+    while source.status()["servers"]["a"]["connected"] and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert source.call_tool("mcp_a_echo", {"message": "back"}).text == "echo:back"
     assert int(source.call_tool("mcp_a_pid").text) != pid
     assert source.call_tool("mcp_b_echo", {"message": "x"}).text == "echo:x"

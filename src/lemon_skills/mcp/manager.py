@@ -46,6 +46,8 @@ ProgressFn = Callable[[int, int], None]
 _WAIT_GRACE_S = 1.0
 #: How long a connection whose stderr ended may take to show that its transport ended too.
 _EXIT_NOTICE_S = 0.5
+#: How long a server whose stderr closed has to answer a ping before it counts as gone.
+_PING_S = 2.0
 #: How long shutdown waits for servers to stop before cancelling what is left.
 SHUTDOWN_GRACE_S = 8.0
 _LIST_CHANGED = (
@@ -292,10 +294,9 @@ class McpManager:
             # Died while idle: let the transport notice, then start over now.
             with anyio.move_on_after(_EXIT_NOTICE_S):
                 await conn.closed.wait()
-            if conn.closed.is_set() or handle.conn is not conn:
-                self.reconnect(handle, reason=_exited(conn))
-            elif handle.conn is conn:
+            if handle.conn is conn and not conn.closed.is_set() and await _answers(conn):
                 return conn  # its stderr closed, but it still answers
+            self.reconnect(handle, reason=_exited(conn))
         await self.connect_all([handle], force=handle.lost)
         conn = handle.conn
         if conn is None or conn.closed.is_set():
@@ -475,6 +476,18 @@ class _Lost(Exception):
 def _exited(conn: Connection) -> str:
     tail = conn.stderr_tail()
     return "the server exited" + (f"; stderr: {tail}" if tail else "")
+
+
+async def _answers(conn: Connection) -> bool:
+    """Whether a server whose stderr closed still answers a ping (safe to send: it changes
+    nothing on the server), so a slow transport teardown is not taken for a live server."""
+    with anyio.move_on_after(_PING_S):
+        try:
+            await conn.client.send_ping()
+        except Exception:  # any failure of the ping means the session is unusable
+            return False
+        return True
+    return False
 
 
 def _alive(h: ServerHandle) -> bool:
