@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,11 @@ def locked(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
 
 
 def write_bytes_atomic(
-    path: Path, data: bytes, *, mode: int | None = None, durable: bool = True
+    path: Path,
+    data: bytes | Sequence[bytes | memoryview],
+    *,
+    mode: int | None = None,
+    durable: bool = True,
 ) -> None:
     """Replace ``path`` with ``data`` atomically (temp file, fsync, rename, fsync dir).
 
@@ -62,7 +66,10 @@ def write_bytes_atomic(
         if mode is not None:
             os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            if isinstance(data, bytes):
+                fh.write(data)
+            else:
+                fh.writelines(data)
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -48,7 +48,7 @@ def _assert_same(got: search.Index, want: search.Index) -> None:
     """Every stored statistic and every ranking of ``got`` equals ``want``'s, bit for bit."""
     assert got.keys == want.keys and got.priority == want.priority
     assert dict(got.names) == dict(want.names)
-    assert list(got.lexicon.items()) == list(want.lexicon.items())
+    assert dict(got.lexicon) == dict(want.lexicon)
     assert set(got.postings) == set(want.postings)
     for term in want.postings:
         a, b = got.postings[term], want.postings[term]

@@ -438,27 +438,96 @@ class Store:
     docs: _DocState | _StoredState
 
 
+class _Shorts:
+    """Each document's short fields tokenised (``Analysed`` with long fields' counts dropped),
+    kept in byte form until one is read: an update reads those of the documents it
+    replaces, and writing the index back copies the bytes of the others."""
+
+    __slots__ = ("_items", "_weights")
+
+    def __init__(self, items: list[Analysed | bytes | memoryview], weights: Weights) -> None:
+        self._items = items
+        self._weights = weights
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, i: int) -> Analysed:
+        item = self._items[i]
+        if isinstance(item, Analysed):
+            return item
+        words = marshal.loads(item)  # noqa: S302 - our own cache file
+        decoded = self._items[i] = _from_words(words, self._weights)
+        return decoded
+
+    def raw(self, i: int) -> Analysed | bytes | memoryview:
+        """Document ``i`` as stored, decoded or not."""
+        return self._items[i]
+
+    def blob(self, i: int) -> bytes | memoryview:
+        """Document ``i`` in byte form."""
+        item = self._items[i]
+        return marshal.dumps(item.short_words) if isinstance(item, Analysed) else item
+
+    def all(self) -> list[Analysed]:
+        """Every document, decoded."""
+        return [self[i] for i in range(len(self._items))]
+
+
+def _from_words(short_words: Sequence[Sequence[str]], weights: Weights) -> Analysed:
+    """A document's short fields tokenised again from their content words (what is stored:
+    the counts, phrases and lexicon follow from them as in ``analyse_document``)."""
+    fields: list[tuple[str, Counter[str], int]] = []
+    lexicon: dict[str, str] = {}
+    it = iter(short_words)
+    for fname in weights.fields:
+        if fname in weights.long_fields:
+            fields.append((fname, Counter(), 0))
+            continue
+        words = tuple(next(it))
+        terms = [tokens.stem(w) for w in words]
+        counts: Counter[str] = Counter(terms)
+        counts.update(bigrams(terms))
+        fields.append((fname, counts, len(terms)))
+        lexicon.update((w, t) for w, t in zip(words, terms, strict=True) if len(w) >= 3)
+    return Analysed(
+        fields=tuple(fields),
+        short_words=tuple(tuple(w) for w in short_words),
+        lexicon=tuple(lexicon.items()),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class _DocState:
     stamps: tuple[Hashable | None, ...]
-    shorts: list[Analysed]  # long fields' counts dropped
+    shorts: _Shorts
     labels: tuple[tuple[str, ...], ...]  # each document's names as key words
     compounds: Compounds
+    #: Short-field word -> how many documents have it in their lexicon.
+    words: Counter[str]
 
 
 class _StoredState:
     """A ``_DocState`` still in its byte form: decoded only when an update needs it."""
 
-    __slots__ = ("_data", "_decoded", "stamps")
+    __slots__ = ("_data", "_decoded", "_lexicon", "_shorts", "stamps")
 
-    def __init__(self, data: bytes | memoryview, stamps: tuple[Hashable | None, ...]) -> None:
+    def __init__(
+        self,
+        data: bytes | memoryview,
+        shorts: _Shorts,
+        stamps: tuple[Hashable | None, ...],
+        lexicon: dict[str, str],
+    ) -> None:
         self._data = data
+        self._shorts = shorts
+        self._lexicon = lexicon
         self._decoded: _DocState | None = None
         self.stamps = stamps
 
     def decode(self) -> _DocState:
         if self._decoded is None:
-            self._decoded = _decode_state(self._data, self.stamps)
+            self._decoded = _decode_state(self._data, self._shorts, self.stamps, self._lexicon)
         return self._decoded
 
 
@@ -504,7 +573,10 @@ def build_index(docs: Sequence[Document], weights: Weights, *, memo: Memo | None
     for n, (a, parts) in enumerate(zip(shorts, c.name_parts, strict=True)):
         for j, counts in _short_fields(a, parts, c, weights):
             builder.add(n, j, counts)
-    state = _DocState(tuple(d.stamp for d in docs), shorts, labels, c)
+    words = Counter(w for a in shorts for w, _ in a.lexicon)
+    state = _DocState(
+        tuple(d.stamp for d in docs), _Shorts(list(shorts), weights), labels, c, words
+    )
     store = Store(builder.rows(), list(ids), ids, _lengths(shorts, len(weights.fields)), state)
     keys = tuple(d.key for d in docs)
     return _index(keys, tuple(d.priority for d in docs), store, _names(labels), c.lexicon, weights)
@@ -530,22 +602,30 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
     state = _state(store)
     where = {s: i for i, s in enumerate(state.stamps) if s is not None}
     renumber = np.full(len(state.stamps), -1, dtype=np.int32)
-    shorts: list[Analysed] = []
+    items: list[Analysed | bytes | memoryview] = []
     fresh: dict[int, Analysed] = {}  # new number -> the document tokenised now
     old_of: dict[int, int] = {}  # new number -> old number, for documents kept as they were
     for n, doc in enumerate(docs):
         i = where.pop(doc.stamp, None) if doc.stamp is not None else None
         if i is None:
             fresh[n] = a = analyse_document(doc, weights)
-            shorts.append(_without_long(a, weights))
+            items.append(_without_long(a, weights))
         else:
             renumber[i] = n
             old_of[n] = i
-            shorts.append(state.shorts[i])
+            items.append(state.shorts.raw(i))
+    shorts = _Shorts(items, weights)
     labels = tuple(
         _labels(d) if n in fresh else state.labels[old_of[n]] for n, d in enumerate(docs)
     )
-    c, redo = _recompound(state, shorts, labels, fresh, old_of, renumber, weights)
+    gone = np.flatnonzero(renumber < 0).tolist()
+    words = Counter(state.words)
+    for i in gone:
+        words.subtract(w for w, _ in state.shorts[i].lexicon)
+    for a in fresh.values():
+        words.update(w for w, _ in a.lexicon)
+    words = +words
+    c, redo = _recompound(state, shorts, words, labels, fresh, old_of, gone, weights)
     ids = dict(store.ids)
     builder = rows_mod.Builder(len(weights.fields), ids)
     long_cols = _long_cols(weights)
@@ -563,8 +643,15 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
     added = builder.rows()
     terms = [*store.terms, *list(ids)[len(store.terms) :]]
     rows = rows_mod.patch(store.rows, renumber, added)
-    new_state = _DocState(tuple(d.stamp for d in docs), shorts, labels, c)
-    new_store = Store(rows, terms, ids, _lengths(shorts, len(weights.fields)), new_state)
+    lengths = np.zeros((len(docs), len(weights.fields)), dtype=np.int32)
+    if old_of:
+        lengths[np.fromiter(old_of, np.int64)] = store.lengths[
+            np.fromiter(old_of.values(), np.int64)
+        ]
+    for n, a in fresh.items():
+        lengths[n] = [k for _, _, k in a.fields]
+    new_state = _DocState(tuple(d.stamp for d in docs), shorts, labels, c, words)
+    new_store = Store(rows, terms, ids, lengths, new_state)
     keys = tuple(d.key for d in docs)
     priority = tuple(d.priority for d in docs)
     return _index(keys, priority, new_store, _names(labels), c.lexicon, weights)
@@ -572,46 +659,46 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
 
 def _recompound(
     state: _DocState,
-    shorts: Sequence[Analysed],
+    shorts: _Shorts,
+    words: Counter[str],
     labels: Sequence[tuple[str, ...]],
     fresh: Mapping[int, Analysed],
     old_of: Mapping[int, int],
-    renumber: npt.NDArray[np.int32],
+    gone: Sequence[int],
     weights: Weights,
 ) -> tuple[Compounds, list[int]]:
     """The new corpus's compound decisions, and the kept documents (new numbers) whose
     compound parts changed with them. Worked out from the changed documents alone while the
-    lexicon stays the same and no split decision flips; otherwise over the whole corpus."""
+    lexicon keeps its words and no split decision flips; otherwise over the whole corpus."""
     old = state.compounds
-    lexicon = _merged_lexicon(shorts)
-    gone = np.flatnonzero(renumber < 0).tolist()
-    if lexicon.keys() == old.lexicon.keys():
-        fast = _recompound_changed(state, shorts, labels, fresh, old_of, gone, lexicon, weights)
+    if words.keys() == old.lexicon.keys():
+        fast = _recompound_changed(state, shorts, labels, fresh, old_of, gone, weights)
         if fast is not None:
             return fast, []
-    c = compounds(shorts, [_first(lab) for lab in labels], weights)
+    every = shorts.all()
+    c = compounds(every, [_first(lab) for lab in labels], weights)
     redo = [
         n
         for n, i in old_of.items()
         if _added(state.shorts[i], old.name_parts[i], old, weights)
-        != _added(shorts[n], c.name_parts[n], c, weights)
+        != _added(every[n], c.name_parts[n], c, weights)
     ]
     return c, sorted(redo)
 
 
 def _recompound_changed(
     state: _DocState,
-    shorts: Sequence[Analysed],
+    shorts: _Shorts,
     labels: Sequence[tuple[str, ...]],
     fresh: Mapping[int, Analysed],
     old_of: Mapping[int, int],
     gone: Sequence[int],
-    lexicon: dict[str, str],
     weights: Weights,
 ) -> Compounds | None:
     """Compound decisions after an edit that left the lexicon as it was, or None when one
     of the old decisions flips (a kept document's counts would change)."""
     old = state.compounds
+    lexicon = old.lexicon  # same words, and a word's term is its stem
     held = Counter(old.held)
     touched: set[str] = set()
     for i in gone:
@@ -623,7 +710,7 @@ def _recompound_changed(
     for n in range(len(shorts)):
         if n in fresh:
             parts = _name_parts(_first(labels[n]), lexicon)
-            terms = _held_terms(shorts[n], parts, weights)
+            terms = _held_terms(fresh[n], parts, weights)
             held.update(terms)
             touched |= terms
         else:
@@ -636,7 +723,7 @@ def _recompound_changed(
         )[1] != old.splits.get(w):
             return None
     c = Compounds(lexicon, +held, name_parts, dict(old.splits), dict(old.candidates))
-    _decide_new([shorts[n] for n in fresh], c, lexicon, weights)
+    _decide_new(fresh.values(), c, lexicon, weights)
     return c
 
 
@@ -772,6 +859,11 @@ _HEAD = struct.Struct("<8sQ")
 def dumps(index: Index) -> bytes:
     """The index as bytes for ``loads``: self-contained except for the weights. Arrays are
     stored raw, so ``loads`` over a memory-mapped file reads only the pages a query touches."""
+    return b"".join(dump_chunks(index))
+
+
+def dump_chunks(index: Index) -> list[bytes | memoryview]:
+    """``dumps`` in pieces, to write one after the other without joining them first."""
     store = _require_store(index)
     rows = store.rows
     meta = marshal.dumps(
@@ -787,28 +879,39 @@ def dumps(index: Index) -> bytes:
             str(rows.tf.dtype),
             len(rows),
             store.lengths.shape,
-            _state(store).stamps,
+            stamps(index),
         )
     )
-    blobs = [
-        meta,
-        _encode_state(_state(store)),
-        rows.term.tobytes(),
-        rows.doc.tobytes(),
-        rows.tf.tobytes(),
-        store.lengths.tobytes(),
+    state = _state(store)
+    docs = [state.shorts.blob(i) for i in range(len(state.shorts))]
+    ends = np.cumsum([len(b) for b in docs], dtype=np.int64)
+    blobs: list[list[bytes | memoryview]] = [
+        [meta],
+        [_encode_state(state)],
+        [ends.tobytes()],
+        docs,
+        [_raw(rows.term)],
+        [_raw(rows.doc)],
+        [_raw(rows.tf)],
+        [_raw(store.lengths)],
     ]
     offsets = []
     at = _HEAD.size + 8 * 2 * len(blobs)
-    out = []
-    for blob in blobs:
+    out: list[bytes | memoryview] = []
+    for parts in blobs:
         pad = -at % 8
         at += pad
-        offsets.append((at, len(blob)))
-        out.append(b"\0" * pad + blob)
-        at += len(blob)
+        size = sum(len(p) for p in parts)
+        offsets.append((at, size))
+        out += [b"\0" * pad, *parts]
+        at += size
     table = struct.pack(f"<{2 * len(blobs)}Q", *(v for pair in offsets for v in pair))
-    return b"".join([_HEAD.pack(_MAGIC, len(blobs)), table, *out])
+    return [_HEAD.pack(_MAGIC, len(blobs)), table, *out]
+
+
+def _raw(array: npt.NDArray[Any]) -> memoryview:
+    """An array's bytes without copying them (a memory-mapped one's straight from its file)."""
+    return np.ascontiguousarray(array).data.cast("B")
 
 
 def _require_store(index: Index) -> Store:
@@ -827,7 +930,7 @@ def loads(data: bytes | memoryview | mmap.mmap, weights: Weights) -> Index:
     view = memoryview(data)
     try:
         magic, count = _HEAD.unpack_from(view, 0)
-        if magic != _MAGIC or count != 6:
+        if magic != _MAGIC or count != 8:
             raise ValueError("not a search index")
         flat = struct.unpack_from(f"<{2 * count}Q", view, _HEAD.size)
         blobs = [view[flat[k] : flat[k] + flat[k + 1]] for k in range(0, 2 * count, 2)]
@@ -854,14 +957,19 @@ def loads(data: bytes | memoryview | mmap.mmap, weights: Weights) -> Index:
         raise ValueError("not a search index")
     try:
         rows = rows_mod.Rows(
-            np.frombuffer(blobs[2], dtype=np.int32, count=n_rows),
-            np.frombuffer(blobs[3], dtype=np.int32, count=n_rows),
-            np.frombuffer(blobs[4], dtype=np.dtype(dtype)).reshape(n_rows, shape[1]),
+            np.frombuffer(blobs[4], dtype=np.int32, count=n_rows),
+            np.frombuffer(blobs[5], dtype=np.int32, count=n_rows),
+            np.frombuffer(blobs[6], dtype=np.dtype(dtype)).reshape(n_rows, shape[1]),
         )
-        lengths = np.frombuffer(blobs[5], dtype=np.int32).reshape(shape)
+        lengths = np.frombuffer(blobs[7], dtype=np.int32).reshape(shape)
+        ends = np.frombuffer(blobs[2], dtype=np.int64).tolist()
     except (TypeError, ValueError) as exc:
         raise ValueError("not a search index") from exc
-    state = _StoredState(blobs[1], tuple(stamps))
+    if len(ends) != len(keys) or len(stamps) != len(keys):
+        raise ValueError("not a search index")
+    text = blobs[3]
+    shorts = _Shorts([text[a:b] for a, b in zip([0, *ends], ends, strict=False)], weights)
+    state = _StoredState(blobs[1], shorts, tuple(stamps), lexicon)
     ids = {t: i for i, t in enumerate(terms)}
     store = Store(rows, list(terms), ids, lengths, state)
     return _index(tuple(keys), tuple(priority), store, names, lexicon, weights)
@@ -872,24 +980,29 @@ def _encode_state(state: _DocState) -> bytes:
     return marshal.dumps(
         (
             FORMAT,
-            [_pack(a) for a in state.shorts],
             state.labels,
             dict(c.held),
             c.name_parts,
             c.splits,
             c.candidates,
+            dict(state.words),
         )
     )
 
 
-def _decode_state(data: bytes | memoryview, stamps: tuple[Hashable | None, ...]) -> _DocState:
-    fmt, shorts, labels, held, name_parts, splits, candidates = marshal.loads(data)  # noqa: S302
+def _decode_state(
+    data: bytes | memoryview,
+    shorts: _Shorts,
+    stamps: tuple[Hashable | None, ...],
+    lexicon: dict[str, str],
+) -> _DocState:
+    fmt, labels, held, name_parts, splits, candidates, words = marshal.loads(data)  # noqa: S302
     if fmt != FORMAT:
         raise ValueError("search index of another format")
-    analysed = [_unpack(p) for p in shorts]
     return _DocState(
         stamps,
-        analysed,
+        shorts,
         tuple(tuple(x) for x in labels),
-        Compounds(_merged_lexicon(analysed), Counter(held), list(name_parts), splits, candidates),
+        Compounds(lexicon, Counter(held), list(name_parts), splits, candidates),
+        Counter(words),
     )

@@ -100,34 +100,46 @@ def empty(width: int) -> Rows:
 
 def patch(rows: Rows, renumber: Ints, added: Rows) -> Rows:
     """``rows`` with each document ``d`` renumbered to ``renumber[d]`` (rows of documents
-    mapped to -1 dropped), then ``added`` (already in the new numbering) merged in."""
+    mapped to -1 dropped), then ``added`` (sorted, already in the new numbering) merged in."""
     new_doc = renumber[rows.doc] if len(rows) else rows.doc
     keep = new_doc >= 0
-    kept = Rows(rows.term[keep], new_doc[keep].astype(np.int32), rows.tf[keep])
+    kept = Rows(rows.term[keep], new_doc[keep].astype(np.int32, copy=False), rows.tf[keep])
+    order = renumber[renumber >= 0]
+    if not bool(np.all(order[1:] > order[:-1])) or len(added) > len(kept) // 64:
+        # Documents changed places (rows are no longer in document order within a term), or
+        # so many rows are new that one sort beats placing each.
+        return _sort(_concat(kept, added))
     if not len(added):
-        if _sorted(kept):
-            return kept
-        return _sort(kept)
+        return kept
+    # Kept rows stay sorted; each added row goes before the first kept row that follows it.
+    top = int(max(kept.term[-1] if len(kept) else 0, added.term[-1])) + 2
+    starts = np.searchsorted(kept.term, np.arange(top, dtype=np.int32))
+    at = np.empty(len(added), dtype=np.int64)
+    for k, (t, d) in enumerate(zip(added.term.tolist(), added.doc.tolist(), strict=True)):
+        lo, hi = int(starts[t]), int(starts[t + 1])
+        at[k] = lo + int(np.searchsorted(kept.doc[lo:hi], d))
     dtype = np.promote_types(kept.tf.dtype, added.tf.dtype)
-    merged = Rows(
-        np.concatenate([kept.term, added.term]),
-        np.concatenate([kept.doc, added.doc]),
-        np.concatenate([kept.tf.astype(dtype, copy=False), added.tf.astype(dtype, copy=False)]),
+    return Rows(
+        np.insert(kept.term, at, added.term),
+        np.insert(kept.doc, at, added.doc),
+        np.insert(kept.tf.astype(dtype, copy=False), at, added.tf.astype(dtype), axis=0),
     )
-    return _sort(merged)
+
+
+def _concat(a: Rows, b: Rows) -> Rows:
+    dtype = np.promote_types(a.tf.dtype, b.tf.dtype)
+    return Rows(
+        np.concatenate([a.term, b.term]),
+        np.concatenate([a.doc, b.doc]),
+        np.concatenate([a.tf.astype(dtype, copy=False), b.tf.astype(dtype, copy=False)]),
+    )
 
 
 def _key(rows: Rows) -> npt.NDArray[np.int64]:
     return (rows.term.astype(np.int64) << 32) | rows.doc.astype(np.int64)
 
 
-def _sorted(rows: Rows) -> bool:
-    key = _key(rows)
-    return bool(np.all(key[1:] > key[:-1]))
-
-
 def _sort(rows: Rows) -> Rows:
-    # Two sorted runs (kept rows, then the added ones): a stable sort merges them in linear time.
     order = np.argsort(_key(rows), kind="stable")
     return Rows(rows.term[order], rows.doc[order], rows.tf[order])
 

@@ -86,7 +86,8 @@ def _fuzzy(index: Index, word: str) -> list[str]:
         for w in keys.get(d, ()):
             if text.within_one_edit(word, w):
                 found[index.lexicon[w]] = None
-    return [t for t in found if t in index.postings]
+    # Sorted, so equally likely readings are summed in one order whatever the lexicon's.
+    return sorted(t for t in found if t in index.postings)
 
 
 def _likely(index: Index, word: str) -> list[str]:
