@@ -72,3 +72,24 @@ def test_weights_are_saturated_bm25f():
     w = postings.weigh(tf, np.asarray([0, 1], dtype=np.int32), norm, [1, 0], 3.0)
     tilde = 2 * norm[0, 1] + 1 * norm[0, 0]
     assert w[0] == tilde * 4.0 / (3.0 + tilde)
+
+
+def test_patch_splices_a_few_changed_documents_into_many():
+    # Enough rows that the changed ones are placed one by one rather than sorted in.
+    docs = [[{f"w{i % 7}": 1, f"v{i % 5}": 2}, {f"u{i % 3}": i % 4 + 1}] for i in range(400)]
+    ids: dict[str, int] = {}
+    rows = _rows(docs, ids)
+    new_docs = [d for i, d in enumerate(docs) if i != 10]  # one removed...
+    new_docs[199] = [{"w1": 3, "fresh": 1}, {}]  # ...one edited (old 200)...
+    new_docs.insert(300, [{"v2": 1}, {"u0": 2}])  # ...and one added
+    renumber = np.asarray([i - (i > 10) + (i > 300) for i in range(400)], dtype=np.int32)
+    renumber[10] = renumber[200] = -1
+    builder = postings.Builder(2, ids)
+    for n in (199, 300):
+        for j, counts in enumerate(new_docs[n]):
+            builder.add(n, j, counts)
+    patched = postings.patch(rows, renumber, builder.rows())
+    fresh_ids: dict[str, int] = {}
+    assert _table(patched, ids) == _table(_rows(new_docs, fresh_ids), fresh_ids)
+    key = patched.term.astype(np.int64) * 1000 + patched.doc
+    assert list(key) == sorted(key)

@@ -64,10 +64,11 @@ class Builder:
     def __init__(self, width: int, ids: dict[str, int]) -> None:
         self.width = width
         self.ids = ids
-        self._term = array("q")
-        self._doc = array("q")
-        self._col = array("q")
-        self._tf = array("q")
+        # Four bytes a count (one for the field): a build's peak memory is these arrays.
+        self._term = array("i")
+        self._doc = array("i")
+        self._col = array("B")
+        self._tf = array("i")
 
     def add(self, doc: int, col: int, counts: Mapping[str, int]) -> None:
         """Count ``counts`` in field ``col`` of document ``doc`` (each pair added once)."""
@@ -84,12 +85,14 @@ class Builder:
         """The rows collected so far, sorted by term, then document."""
         if not self._term:
             return empty(self.width)
-        term = np.frombuffer(self._term, dtype=np.int64)
-        doc = np.frombuffer(self._doc, dtype=np.int64)
-        uniq, slot = np.unique((term << 32) | doc, return_inverse=True)
-        tf_all = np.frombuffer(self._tf, dtype=np.int64)
+        term = np.frombuffer(self._term, dtype=np.int32).astype(np.int64)
+        key = (term << 32) | np.frombuffer(self._doc, dtype=np.int32)
+        del term
+        uniq, slot = np.unique(key, return_inverse=True)
+        del key
+        tf_all = np.frombuffer(self._tf, dtype=np.int32)
         tf = np.zeros((len(uniq), self.width), dtype=_counts_dtype(int(tf_all.max())))
-        tf[slot, np.frombuffer(self._col, dtype=np.int64)] = tf_all
+        tf[slot, np.frombuffer(self._col, dtype=np.uint8)] = tf_all
         return Rows((uniq >> 32).astype(np.int32), (uniq & 0xFFFFFFFF).astype(np.int32), tf)
 
 
@@ -102,28 +105,73 @@ def patch(rows: Rows, renumber: Ints, added: Rows) -> Rows:
     """``rows`` with each document ``d`` renumbered to ``renumber[d]`` (rows of documents
     mapped to -1 dropped), then ``added`` (sorted, already in the new numbering) merged in."""
     new_doc = renumber[rows.doc] if len(rows) else rows.doc
-    keep = new_doc >= 0
-    kept = Rows(rows.term[keep], new_doc[keep].astype(np.int32, copy=False), rows.tf[keep])
-    order = renumber[renumber >= 0]
-    if not bool(np.all(order[1:] > order[:-1])) or len(added) > len(kept) // 64:
+    gone = np.flatnonzero(new_doc < 0)
+    kept_new = renumber[renumber >= 0]
+    in_order = bool(np.all(kept_new[1:] > kept_new[:-1]))
+    if not in_order or len(added) + len(gone) > len(rows) // 64:
         # Documents changed places (rows are no longer in document order within a term), or
-        # so many rows are new that one sort beats placing each.
+        # so much changed that one sort beats placing each row.
+        keep = new_doc >= 0
+        kept = Rows(rows.term[keep], new_doc[keep].astype(np.int32, copy=False), rows.tf[keep])
         return _sort(_concat(kept, added))
+    at = _insertion_points(rows, renumber, kept_new, added)
+    return _splice(Rows(rows.term, new_doc.astype(np.int32, copy=False), rows.tf), gone, at, added)
+
+
+def _insertion_points(rows: Rows, renumber: Ints, kept_new: Ints, added: Rows) -> list[int]:
+    """For each added row, the index of the first old row it goes before."""
     if not len(added):
-        return kept
-    # Kept rows stay sorted; each added row goes before the first kept row that follows it.
-    top = int(max(kept.term[-1] if len(kept) else 0, added.term[-1])) + 2
-    starts = np.searchsorted(kept.term, np.arange(top, dtype=np.int32))
-    at = np.empty(len(added), dtype=np.int64)
-    for k, (t, d) in enumerate(zip(added.term.tolist(), added.doc.tolist(), strict=True)):
-        lo, hi = int(starts[t]), int(starts[t + 1])
-        at[k] = lo + int(np.searchsorted(kept.doc[lo:hi], d))
-    dtype = np.promote_types(kept.tf.dtype, added.tf.dtype)
-    return Rows(
-        np.insert(kept.term, at, added.term),
-        np.insert(kept.doc, at, added.doc),
-        np.insert(kept.tf.astype(dtype, copy=False), at, added.tf.astype(dtype), axis=0),
+        return []
+    top = int(max(rows.term[-1], added.term[-1])) + 2
+    starts = np.searchsorted(rows.term, np.arange(top, dtype=np.int32)).tolist()
+    kept_old = np.flatnonzero(renumber >= 0)
+    # The first kept document numbered after the added one, in the old numbering: old rows of
+    # documents before it precede the added row (those dropped go anyway).
+    nxt = np.searchsorted(kept_new, added.doc, side="right")
+    bound = np.append(kept_old, len(renumber))[nxt].tolist()
+    at = []
+    for t, b in zip(added.term.tolist(), bound, strict=True):
+        lo, hi = starts[t], starts[t + 1]
+        at.append(lo + int(np.searchsorted(rows.doc[lo:hi], b)))
+    return at
+
+
+def _splice(rows: Rows, gone: npt.NDArray[np.intp], at: list[int], added: Rows) -> Rows:
+    """``rows`` without rows ``gone``, with ``added[k]`` placed before old row ``at[k]``:
+    slices copied once, whatever the number of rows."""
+    size = len(rows) - len(gone) + len(added)
+    dtype = np.promote_types(rows.tf.dtype, added.tf.dtype)
+    out = Rows(
+        np.empty(size, np.int32),
+        np.empty(size, np.int32),
+        np.empty((size, rows.tf.shape[1]), dtype),
     )
+    drops = gone.tolist()
+    src = dst = gi = ai = 0
+    end = len(rows)
+    while src < end or ai < len(at):
+        stop = min(drops[gi] if gi < len(drops) else end, at[ai] if ai < len(at) else end)
+        if stop > src:
+            _copy(out, dst, rows, src, stop)
+            dst += stop - src
+            src = stop
+        if ai < len(at) and at[ai] == src:
+            k = ai
+            while ai < len(at) and at[ai] == src:
+                ai += 1
+            _copy(out, dst, added, k, ai)
+            dst += ai - k
+        elif gi < len(drops) and drops[gi] == src:
+            src += 1
+            gi += 1
+    return out
+
+
+def _copy(out: Rows, dst: int, rows: Rows, lo: int, hi: int) -> None:
+    n = hi - lo
+    out.term[dst : dst + n] = rows.term[lo:hi]
+    out.doc[dst : dst + n] = rows.doc[lo:hi]
+    out.tf[dst : dst + n] = rows.tf[lo:hi]
 
 
 def _concat(a: Rows, b: Rows) -> Rows:

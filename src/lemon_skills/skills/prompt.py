@@ -228,4 +228,3 @@ def _shorten(text: str) -> str:
         return text
     cut = text[: SHORT_DESCRIPTION - 1].rsplit(" ", 1)[0]
     return cut + "…"
-
