@@ -50,3 +50,37 @@ def kill_and_wait(pid: int, timeout_s: float = 5.0) -> None:
             return
         time.sleep(0.005)
     raise TimeoutError(f"process {pid} still alive {timeout_s} s after SIGKILL")
+
+
+def in_process(config: Any) -> Any:
+    """A ``transport_factory``: the smoke and rich fixture entries built by ``smoke()`` and
+    ``rich()`` are served in this process over the SDK's in-memory transport, a fresh server
+    per connection; any other entry (and one with ``env``, ``cwd`` or ``--garbage``, which only
+    a real process honours) keeps its own transport."""
+    from mcp.client._memory import InMemoryTransport
+
+    from lemon_skills.mcp.config.entries import StdioServer
+
+    if not isinstance(config, StdioServer) or config.command != sys.executable:
+        return None
+    if config.env or config.cwd is not None:
+        return None
+    server = _fixture_server(list(config.args))
+    return None if server is None else InMemoryTransport(server)
+
+
+def _fixture_server(args: list[str]) -> Any:
+    if args == ["-m", SMOKE_MODULE]:
+        from lemon_skills.selftest.fixtures import server as smoke_server
+
+        return smoke_server.build()
+    if not args or args[0] != str(SERVERS / "rich.py"):
+        return None
+    from tests.mcp.servers import rich as rich_server
+
+    rest = args[1:]
+    if not rest:
+        return rich_server.build()
+    if len(rest) == 2 and rest[0] == "--name":
+        return rich_server.build(rest[1])
+    return None

@@ -1,4 +1,9 @@
-"""``lemon mcp ...`` end to end, against real fixture servers configured in a project."""
+"""``lemon mcp ...`` end to end, against fixture servers configured in a project.
+
+The smoke and rich fixtures are served in this process (``in_memory``); one test runs the same
+listing against the real spawned servers, and the broken and policy servers always run as
+processes (their behaviour is the process's: a crash, its stderr, its environment).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,11 @@ from tests.helpers.mcp import broken, rich, smoke
 
 
 @pytest.fixture
-def configured(project: Path) -> Path:
+def configured(project: Path, in_memory: None) -> Path:
+    return write_fixtures(project)
+
+
+def write_fixtures(project: Path) -> Path:
     (project / ".lemon").mkdir()
     doc = {"mcpServers": {"fx": smoke("ignored") | {"name": "fx"}}, "servers": [rich("rich")]}
     (project / ".lemon" / "mcp.json").write_text(json.dumps(doc), encoding="utf-8")
@@ -90,7 +99,11 @@ def test_call_errors_say_what_to_do(configured, capsys):
     assert code == 2 and "must be a JSON object" in err
 
 
-def test_status_json_shape(configured, capsys):
+@pytest.mark.parametrize("served", ["in-process", "spawned"])
+def test_status_json_shape(project, capsys, request, served):
+    if served == "in-process":
+        request.getfixturevalue("in_memory")
+    configured = write_fixtures(project)
     code, out, _ = run(capsys, "mcp", "status", "--json", "--cwd", str(configured))
     data = json.loads(out)
     assert code == 0
@@ -206,7 +219,7 @@ def assert_http_check_order(names: list[str]) -> None:
     assert names[-1] == "mcp_source_http_oauth_loopback_callback"
 
 
-def test_listings_warn_about_a_server_that_failed_to_start(project, capsys):
+def test_listings_warn_about_a_server_that_failed_to_start(project, capsys, in_memory):
     write_config(project, {"servers": [smoke("fx"), GHOST]})
     args = ("--json", "--cwd", str(project))
     for command, healthy in [
@@ -225,7 +238,7 @@ def test_listings_warn_about_a_server_that_failed_to_start(project, capsys):
         assert code == 1
 
 
-def test_a_healthy_server_named_with_server_lists_cleanly(project, capsys):
+def test_a_healthy_server_named_with_server_lists_cleanly(project, capsys, in_memory):
     write_config(project, {"servers": [smoke("fx"), GHOST]})
     code, out, err = run(capsys, "mcp", "tools", "--server", "fx", "--cwd", str(project))
     assert code == 0 and "mcp_fx_echo" in out and "ghost" not in err
@@ -303,7 +316,7 @@ def test_status_without_servers_says_so(project, capsys):
     assert code == 0 and "no MCP servers configured" in err
 
 
-def test_status_exits_1_when_a_server_failed(project, capsys):
+def test_status_exits_1_when_a_server_failed(project, capsys, in_memory):
     write_config(project, {"servers": [smoke("fx"), GHOST]})
     code, out, _ = run(capsys, "mcp", "status", "--json", "--cwd", str(project))
     data = json.loads(out)
