@@ -449,7 +449,9 @@ def test_prompt_with_tools_sends_the_fitting_tools_and_tool_search(configured, c
     assert data["tool_chars"] > 0 and data["chars"] + data["tool_chars"] <= data["budget"]
 
 
-def test_status_shows_policy_and_held_tools_until_approve_changes(project, capsys, tmp_path):
+def test_status_shows_policy_and_held_tools_until_approve_changes(
+    project, capsys, tmp_path, in_memory
+):
     from tests.mcp.servers import policy
 
     server = {"command": sys.executable, "args": [policy.__file__], "approve": "destructive"}

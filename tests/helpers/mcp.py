@@ -11,6 +11,7 @@ from typing import Any
 
 SERVERS = Path(__file__).resolve().parent.parent / "mcp" / "servers"
 SMOKE_MODULE = "lemon_skills.selftest.fixtures.server"
+SAMPLING_MODULE = "lemon_skills.selftest.fixtures.sampling_server"
 
 
 def rich(name: str | None = "rich", *args: str, **extra: Any) -> dict[str, Any]:
@@ -53,27 +54,39 @@ def kill_and_wait(pid: int, timeout_s: float = 5.0) -> None:
 
 
 def in_process(config: Any) -> Any:
-    """A ``transport_factory``: the smoke and rich fixture entries built by ``smoke()`` and
-    ``rich()`` are served in this process over the SDK's in-memory transport, a fresh server
-    per connection; any other entry (and one with ``env``, ``cwd`` or ``--garbage``, which only
-    a real process honours) keeps its own transport."""
+    """A ``transport_factory``: the smoke, rich, sampling and policy fixture entries (as
+    ``smoke()``, ``rich()`` and the sampling and policy tests write them) are served in this
+    process over the SDK's in-memory transport, a fresh server per connection; any other entry
+    (and one with ``cwd``, ``--garbage`` or an ``env`` other than the policy fixture's state
+    directory, which only a real process honours) keeps its own transport."""
     from mcp.client._memory import InMemoryTransport
 
     from lemon_skills.mcp.config.entries import StdioServer
 
     if not isinstance(config, StdioServer) or config.command != sys.executable:
         return None
-    if config.env or config.cwd is not None:
+    if config.cwd is not None:
         return None
-    server = _fixture_server(list(config.args))
+    server = _fixture_server(list(config.args), dict(config.env))
     return None if server is None else InMemoryTransport(server)
 
 
-def _fixture_server(args: list[str]) -> Any:
+def _fixture_server(args: list[str], env: dict[str, str]) -> Any:
+    if args == [str(SERVERS / "policy.py")] and set(env) <= {"POLICY_DIR"}:
+        from tests.mcp.servers import policy
+
+        state = env.get("POLICY_DIR")
+        return policy.build(Path(state) if state else Path("/nonexistent"))
+    if env:
+        return None
     if args == ["-m", SMOKE_MODULE]:
         from lemon_skills.selftest.fixtures import server as smoke_server
 
         return smoke_server.build()
+    if args == ["-m", SAMPLING_MODULE]:
+        from lemon_skills.selftest.fixtures import sampling_server
+
+        return sampling_server.build()
     if not args or args[0] != str(SERVERS / "rich.py"):
         return None
     from tests.mcp.servers import rich as rich_server

@@ -9,6 +9,8 @@ from lemon_skills.errors import ConfigError
 from lemon_skills.mcp.toolsearch import build_tool_index, find_tools, load_tool_file, rank_tools
 from tests.helpers.mcp import rich
 
+pytestmark = pytest.mark.usefixtures("in_memory")
+
 TOOLS = [
     {
         "server": "github",
