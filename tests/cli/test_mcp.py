@@ -16,19 +16,7 @@ from pathlib import Path
 import pytest
 
 from lemon_skills.cli import main
-from tests.helpers.mcp import broken, rich, smoke
-
-
-@pytest.fixture
-def configured(project: Path, in_memory: None) -> Path:
-    return write_fixtures(project)
-
-
-def write_fixtures(project: Path) -> Path:
-    (project / ".lemon").mkdir()
-    doc = {"mcpServers": {"fx": smoke("ignored") | {"name": "fx"}}, "servers": [rich("rich")]}
-    (project / ".lemon" / "mcp.json").write_text(json.dumps(doc), encoding="utf-8")
-    return project
+from tests.helpers.mcp import broken, configure_project, smoke
 
 
 def write_config(project: Path, doc: dict[str, object]) -> Path:
@@ -103,7 +91,7 @@ def test_call_errors_say_what_to_do(configured, capsys):
 def test_status_json_shape(project, capsys, request, served):
     if served == "in-process":
         request.getfixturevalue("in_memory")
-    configured = write_fixtures(project)
+    configured = configure_project(project)
     code, out, _ = run(capsys, "mcp", "status", "--json", "--cwd", str(configured))
     data = json.loads(out)
     assert code == 0
@@ -370,40 +358,6 @@ def test_tools_in_a_providers_format(configured, capsys, fmt, schema_key):
         assert echo["function"]["parameters"]["additionalProperties"] is False
 
 
-def test_tools_for_a_request_ranks_and_explains(configured, capsys):
-    args = ("--cwd", str(configured))
-    code, out, _ = run(capsys, "mcp", "tools", "--for", "structured weather for a city", *args)
-    assert code == 0 and out.splitlines()[1].startswith("mcp_rich_structured")
-    code, out, _ = run(capsys, "mcp", "tools", "--for", "structured weather", "--explain", *args)
-    assert "term:structur" in out and "evidence" in out
-    code, out, _ = run(capsys, "mcp", "tools", "--for", "book a flight to Oslo", "--json", *args)
-    assert json.loads(out) == []
-
-
-def test_eval_ranks_a_tool_file_offline(tmp_path, capsys):
-    tools = tmp_path / "tools.jsonl"
-    records = [
-        {"server": "git", "name": "git_log", "description": "Shows the commit logs"},
-        {"server": "git", "name": "git_status", "description": "Shows the working tree status"},
-    ]
-    tools.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
-    queries = tmp_path / "queries.jsonl"
-    cases = [
-        {"query": "show the commit logs", "expected": ["git/git_log"], "kind": "terse"},
-        {"query": "order a pizza", "expected": [], "kind": "none"},
-    ]
-    queries.write_text("\n".join(json.dumps(c) for c in cases), encoding="utf-8")
-    code, out, _ = run(
-        capsys, "mcp", "eval", "--queries", str(queries), "--tools", str(tools), "--json"
-    )
-    data = json.loads(out)
-    assert code == 0 and data["queries"] == 2 and data["p50_ms"] >= 0
-    assert data["recall_at_1"] == data["recall_at_5"] == data["none_rejection"] == 1.0
-    assert data["false_rejection"] == 0.0 and data["mrr"] == 1.0
-    code, out, _ = run(capsys, "mcp", "eval", "--queries", str(queries), "--tools", str(tools))
-    assert "recall@5" in out and "p50" in out
-
-
 def test_validate_warns_about_what_will_not_work_as_written(tmp_path, capsys):
     doc = {
         "mcpServers": {
@@ -437,16 +391,6 @@ def test_a_command_with_its_arguments_in_it_fails_with_the_fix(project, capsys):
     assert code == 1
     assert error.startswith("executable not found: npx -y some-pkg")
     assert '"command": "npx", "args": ["-y", "some-pkg"]' in error
-
-
-def test_prompt_with_tools_sends_the_fitting_tools_and_tool_search(configured, capsys):
-    args = ("--tools", "--json", "--cwd", str(configured))
-    code, out, _ = run(capsys, "prompt", "structured weather for a city", *args)
-    data = json.loads(out)
-    names = [t["name"] for t in data["tools"]]
-    assert code in (0, None) and "mcp_rich_structured" in names and "tool_search" in names
-    assert "mcp_rich_pid" not in names  # deferred behind tool_search
-    assert data["tool_chars"] > 0 and data["chars"] + data["tool_chars"] <= data["budget"]
 
 
 def test_status_shows_policy_and_held_tools_until_approve_changes(

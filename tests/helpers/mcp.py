@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -34,6 +35,15 @@ def broken(name: str, mode: str, **extra: Any) -> dict[str, Any]:
         "command": sys.executable,
         "args": [str(SERVERS / "broken.py"), mode],
     } | extra
+
+
+def configure_project(project: Path) -> Path:
+    """Give ``project`` an mcp.json with the smoke fixture (``fx``, as a named
+    ``mcpServers`` entry) and the rich fixture (``rich``, in the ``servers`` list)."""
+    (project / ".lemon").mkdir()
+    doc = {"mcpServers": {"fx": smoke("ignored") | {"name": "fx"}}, "servers": [rich("rich")]}
+    (project / ".lemon" / "mcp.json").write_text(json.dumps(doc), encoding="utf-8")
+    return project
 
 
 def kill_and_wait(pid: int, timeout_s: float = 5.0) -> None:
