@@ -9,13 +9,6 @@ import pytest
 from lemon_skills import cli
 from lemon_skills.cli import main
 from lemon_skills.errors import McpError
-from tests.helpers.skills import write_skill
-
-
-def test_list_json_shows_project_skill(project, project_skills, capsys):
-    write_skill(project_skills, "alpha", description="Alpha things.")
-    assert main(["skill", "list", "--json", "--cwd", str(project)]) == 0
-    assert '"key": "alpha"' in capsys.readouterr().out
 
 
 def failing(exc: BaseException) -> click.Command:
