@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.mcp.test_third_party import everything_js, time_server
-from tests.test_schemas import check_conversions
+from tests.tool.test_schemas import check_conversions
 
 pytestmark = pytest.mark.integration
 
