@@ -49,13 +49,13 @@ def to_remote(server: str, wire: Sequence[Any]) -> list[RemoteSkill]:
         files = None if w.files is None else cast("tuple[RemoteFile, ...]", w.files)
         out.append(
             RemoteSkill(
-                server=server,
-                uri=w.uri,
-                name=name,
-                description=description if isinstance(description, str) else "",
-                frontmatter=fm,
-                files=files,
-                alias=None if path == name else path.replace("/", "."),
+                server,
+                w.uri,
+                name,
+                description if type(description) is str else "",
+                fm,
+                files,
+                None if path == name else path.replace("/", "."),
             )
         )
     return out

@@ -1,7 +1,9 @@
 """The skills ``lemon mcp serve`` publishes, in SEP-2640 form: one entry per skill, every file
 with its size and sha256, built from the registry view exactly as ``lemon prompt`` sees it.
 
-Digests are cached by each file's stat signature, so a rebuild after one edit hashes one file.
+Digests and frontmatter are cached by each file's stat signature and every skill's listing
+entry by its file list, so a rebuild after one edit hashes and parses one file, and a rebuild
+after none builds nothing.
 """
 
 from __future__ import annotations
@@ -52,14 +54,22 @@ class ServedSkill:
     uri: str
     frontmatter: Mapping[str, Any]
     files: tuple[ServedFile, ...]
+    #: The ``skills/list`` entry (built once per change of the skill's files).
+    listed: Mapping[str, Any]
 
     def wire(self) -> dict[str, Any]:
         """The ``skills/list`` entry."""
-        return {
-            "uri": self.uri,
-            "frontmatter": dict(self.frontmatter),
-            "resources": [{"uri": f.uri, "digest": f.digest, "size": f.size} for f in self.files],
-        }
+        return dict(self.listed)
+
+
+def _listed(
+    uri: str, frontmatter: Mapping[str, Any], files: tuple[ServedFile, ...]
+) -> dict[str, Any]:
+    return {
+        "uri": uri,
+        "frontmatter": dict(frontmatter),
+        "resources": [{"uri": f.uri, "digest": f.digest, "size": f.size} for f in files],
+    }
 
 
 class Catalog:
@@ -67,6 +77,8 @@ class Catalog:
 
     def __init__(self) -> None:
         self._digests: dict[str, tuple[tuple[int, int], str]] = {}
+        self._fronts: dict[str, tuple[tuple[int, int], dict[str, Any] | None]] = {}
+        self._listed: dict[tuple[str, tuple[ServedFile, ...]], Mapping[str, Any]] = {}
         self.skills: dict[str, ServedSkill] = {}
         self.files: dict[str, tuple[ServedSkill, ServedFile]] = {}
         self.skipped: list[str] = []
@@ -90,13 +102,17 @@ class Catalog:
                 skipped.append(f"{entry.key}: its name is served by another skill")
             else:
                 skills[served.uri] = served
-        wire = [s.wire() for s in skills.values()]
-        fp = hashlib.sha256(json.dumps(wire, sort_keys=True, default=str).encode()).hexdigest()
+        # Every listed field derives from the files (the frontmatter from SKILL.md), so their
+        # uris and digests say whether anything served changed.
+        fp = hashlib.sha256(
+            "\n".join(f"{f.uri} {f.digest}" for s in skills.values() for f in s.files).encode()
+        ).hexdigest()
         self.skipped = skipped
         if fp == self.fingerprint:
             return False
         self.skills = skills
-        self.wire = wire
+        self.wire = [dict(s.listed) for s in skills.values()]
+        self._listed = {(s.uri, s.files): s.listed for s in skills.values()}
         self.files = {f.uri: (s, f) for s in skills.values() for f in s.files}
         self.fingerprint = fp
         self.generation += 1
@@ -125,12 +141,25 @@ class Catalog:
             if total > MAX_TOTAL_BYTES:
                 return None, f"larger than {MAX_TOTAL_BYTES} bytes"
             files.append(f)
-        if not any(f.rel == "SKILL.md" for f in files):
+        main = next((f for f in files if f.rel == "SKILL.md"), None)
+        if main is None:
             return None, "no SKILL.md"
-        front = _frontmatter(entry)
+        front = self._frontmatter(entry, main)
         if front is None or front.get("name") != name:
             return None, "its SKILL.md has no YAML frontmatter naming it"
-        return ServedSkill(entry, root + "SKILL.md", front, tuple(files)), ""
+        uri, served = root + "SKILL.md", tuple(files)
+        listed = self._listed.get((uri, served))
+        if listed is None:
+            listed = _listed(uri, front, served)
+        return ServedSkill(entry, uri, front, served, listed), ""
+
+    def _frontmatter(self, entry: Entry, main: ServedFile) -> dict[str, Any] | None:
+        sig = self._digests[main.path][0]
+        hit = self._fronts.get(main.path)
+        if hit is None or hit[0] != sig:
+            hit = (sig, _frontmatter(entry))
+            self._fronts[main.path] = hit
+        return hit[1]
 
     def _file(self, base: Path, rel: str, root: str) -> ServedFile | None:
         path = os.path.join(base, rel)
@@ -166,20 +195,27 @@ def _frontmatter(entry: Entry) -> dict[str, Any] | None:
 
 
 def _walk(skill_dir: Path) -> list[str]:
-    """Regular files under the skill dir, as sorted posix paths (no symlinks, no hidden dirs)."""
+    """Regular files under the skill dir, as sorted posix paths (no symlinks, no hidden dirs):
+    each folder's files, then its subfolders in order."""
     out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(skill_dir):
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if d not in _SKIP_DIRS
-            and not d.startswith(".")
-            and not os.path.islink(os.path.join(dirpath, d))
-        )
-        rel_dir = os.path.relpath(dirpath, skill_dir)
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            if os.path.islink(full) or not os.path.isfile(full):
-                continue
-            out.append(name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/"))
+    _visit(os.fspath(skill_dir), "", out)
     return out
+
+
+def _visit(folder: str, prefix: str, out: list[str]) -> None:
+    try:
+        with os.scandir(folder) as it:
+            found = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    subdirs = []
+    for e in found:
+        if e.is_symlink():
+            continue
+        if e.is_dir(follow_symlinks=False):
+            if e.name not in _SKIP_DIRS and not e.name.startswith("."):
+                subdirs.append(e)
+        elif e.is_file(follow_symlinks=False):
+            out.append(prefix + e.name)
+    for d in subdirs:
+        _visit(d.path, f"{prefix}{d.name}/", out)

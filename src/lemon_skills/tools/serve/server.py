@@ -92,6 +92,11 @@ class SkillServer:
         # One request's session proxy per connection: the SDK builds a proxy per request, and
         # a proxy notifies on its connection's own channel after its request is done.
         self.sessions: dict[int, Any] = {}
+        # The resources/list result, built once per catalogue generation.
+        self._resources: tuple[int, types.ListResourcesResult] = (
+            -1,
+            types.ListResourcesResult(resources=[]),
+        )
         self.refresh()
         self.server = self._build()
 
@@ -148,6 +153,13 @@ class SkillServer:
 
     async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
         self._seen(ctx)
+        generation, listed = self._resources
+        if generation != self.catalog.generation:
+            listed = self._build_resources()
+            self._resources = (self.catalog.generation, listed)
+        return listed
+
+    def _build_resources(self) -> types.ListResourcesResult:
         out = []
         for skill in self.catalog.skills.values():
             for f in skill.files:
