@@ -63,7 +63,7 @@ def agent_option(f: F) -> F:
     )(f)
 
 
-def project_option(help_text: str) -> Callable[[F], F]:
+def project_option(help_text: str, *, expose_value: bool = True) -> Callable[[F], F]:
     """``--cwd DIR`` with a help text saying what the project directory selects."""
 
     def decorate(f: F) -> F:
@@ -72,10 +72,24 @@ def project_option(help_text: str) -> Callable[[F], F]:
             # A mistyped project dir must not read as an empty project.
             type=click.Path(exists=True, file_okay=False, path_type=Path),
             default=None,
+            expose_value=expose_value,
             help=help_text,
         )(f)
 
     return decorate
+
+
+def agent_dir_cwd_option(f: F) -> F:
+    """``--cwd DIR`` on a command whose data lives in the agent dir, not in a project.
+
+    Every command takes ``--cwd`` so scripts can pass it uniformly; here it is checked like
+    everywhere else (a missing directory is an error) and changes nothing else.
+    """
+    return project_option(
+        "Project directory; checked like every command's --cwd, but this command's "
+        "records live in the agent dir, so it does not change what is shown.",
+        expose_value=False,
+    )(f)
 
 
 def json_option(f: F) -> F:

@@ -9,7 +9,14 @@ import time
 import click
 
 from lemon_skills.approvals import Approval, default_store
-from lemon_skills.cli._output import colour, emit_json, json_option, note, table
+from lemon_skills.cli._output import (
+    agent_dir_cwd_option,
+    colour,
+    emit_json,
+    json_option,
+    note,
+    table,
+)
 
 _STATE = {"pending": "warn", "approved": "pass", "denied": "error", "expired": "disabled"}
 
@@ -30,6 +37,7 @@ def approvals(ctx: click.Context) -> None:
 
 @approvals.command("list")
 @click.option("--all", "show_all", is_flag=True, help="Include decided and expired approvals.")
+@agent_dir_cwd_option
 @json_option
 def list_cmd(show_all: bool = False, as_json: bool = False) -> None:
     """List pending approvals (every approval with --all)."""
@@ -50,6 +58,7 @@ def list_cmd(show_all: bool = False, as_json: bool = False) -> None:
 
 @approvals.command("show")
 @click.argument("approval_id", metavar="ID")
+@agent_dir_cwd_option
 @json_option
 def show(approval_id: str, as_json: bool = False) -> None:
     """Show one approval with its full action payload."""
@@ -60,6 +69,7 @@ def show(approval_id: str, as_json: bool = False) -> None:
 @click.argument("approval_id", metavar="ID")
 @click.option("--by", default=None, help="Who decides (default: <user>@cli).")
 @click.option("--reason", default=None, help="A note stored with the decision.")
+@agent_dir_cwd_option
 @json_option
 def approve(approval_id: str, by: str | None, reason: str | None, as_json: bool = False) -> None:
     """Approve a pending request; the waiting agent continues."""
@@ -70,6 +80,7 @@ def approve(approval_id: str, by: str | None, reason: str | None, as_json: bool 
 @click.argument("approval_id", metavar="ID")
 @click.option("--by", default=None, help="Who decides (default: <user>@cli).")
 @click.option("--reason", default=None, help="A note stored with the decision.")
+@agent_dir_cwd_option
 @json_option
 def deny(approval_id: str, by: str | None, reason: str | None, as_json: bool = False) -> None:
     """Deny a pending request; the waiting agent gets a refusal."""

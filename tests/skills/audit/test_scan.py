@@ -188,6 +188,13 @@ def test_symlinks_and_special_files_block():
     assert "/etc/passwd" in report.blocking[0].message
 
 
+def test_a_symlinked_skill_md_is_one_finding_naming_it():
+    report = audit_bundle({}, name="pdf-tools", symlinks={"SKILL.md": "/etc/passwd"})
+    [finding] = report.findings
+    assert (finding.rule, finding.file, finding.severity) == ("symlink", "SKILL.md", "block")
+    assert finding.message.startswith("SKILL.md is a symlink to '/etc/passwd'")
+
+
 def test_audit_dir_sees_symlinks_without_following_them(tmp_path):
     d = tmp_path / "skill"
     (d / "references").mkdir(parents=True)

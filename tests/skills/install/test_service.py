@@ -170,6 +170,19 @@ def test_a_symlink_to_etc_passwd_inside_a_bundle_is_refused(tmp_path, agent_dir)
     assert list((agent_dir / "skill").iterdir()) == []
 
 
+def test_a_symlinked_skill_md_is_refused_saying_so(tmp_path, agent_dir, capsys):
+    src = local_skill(tmp_path)
+    real = tmp_path / "real.md"
+    (src / "SKILL.md").rename(real)
+    os.symlink(real, src / "SKILL.md")
+    with pytest.raises(TrustPolicyViolation) as exc:
+        lemon_skills.install(str(src), approve=True)
+    assert str(exc.value).startswith("skill 'pdf-tools' refused: SKILL.md is a symlink to ")
+    assert "no SKILL.md" not in str(exc.value)
+    assert "regular file" in (exc.value.hint or "")
+    assert list((agent_dir / "skill").iterdir()) == []
+
+
 def test_a_denied_approval_leaves_no_file_behind(tmp_path, agent_dir):
     src = local_skill(tmp_path, files={"scripts/run.sh": "#!/bin/sh\necho ok\n"})
     approver = Recorder(False)

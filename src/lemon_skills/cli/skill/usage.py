@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from lemon_skills.cli._output import colour, cwd_option, emit_json, json_option, note, table
+from lemon_skills.cli._output import (
+    agent_dir_cwd_option,
+    colour,
+    cwd_option,
+    emit_json,
+    json_option,
+    note,
+    table,
+)
 from lemon_skills.paths import Scope, resolve_cwd
 from lemon_skills.skills.usage.store import DEFAULT_ARCHIVE_DAYS, DEFAULT_STALE_DAYS, UsageStore
 
@@ -42,6 +50,7 @@ def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> flo
     help="Only this kind of event (repeatable).",
 )
 @click.option("--limit", default=200, show_default=True, type=click.IntRange(1), help="Newest N.")
+@agent_dir_cwd_option
 @json_option
 def events_cmd(
     since: float | None = None,

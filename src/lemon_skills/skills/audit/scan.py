@@ -157,21 +157,12 @@ def _structure(
     overflow: str | None,
     limits: AuditLimits,
 ) -> list[AuditFinding]:
-    out = [
-        AuditFinding(
-            rule="symlink",
-            severity="block",
-            file=rel,
-            excerpt=f"{rel} -> {target}",
-            message=f"symlink to {target!r}; bundles may not contain symlinks",
-        )
-        for rel, target in sorted(symlinks.items())
-    ]
+    out = [_symlink_finding(rel, target) for rel, target in sorted(symlinks.items())]
     out.extend(
         AuditFinding(rule="special-file", severity="block", file=rel, message="not a regular file")
         for rel in sorted(special)
     )
-    if "SKILL.md" not in files:
+    if "SKILL.md" not in files and "SKILL.md" not in symlinks:
         out.append(AuditFinding(rule="no-skill-md", severity="block", message="no SKILL.md"))
     if overflow or len(files) > limits.max_files:
         out.append(
@@ -188,6 +179,18 @@ def _structure(
     for info in infos:
         out.extend(_file_structure(info, files[info.path], limits))
     return out
+
+
+def _symlink_finding(rel: str, target: str) -> AuditFinding:
+    # A linked SKILL.md is the skill itself pointing elsewhere: say that, not "no SKILL.md".
+    what = "SKILL.md is a symlink" if rel == "SKILL.md" else "symlink"
+    return AuditFinding(
+        rule="symlink",
+        severity="block",
+        file=rel,
+        excerpt=f"{rel} -> {target}",
+        message=f"{what} to {target!r}; bundles may not contain symlinks",
+    )
 
 
 def _file_structure(info: FileInfo, data: bytes, limits: AuditLimits) -> list[AuditFinding]:

@@ -118,10 +118,7 @@ def decide(
             approved it (the message says how to).
     """
     if request.verdict == "block":
-        raise TrustPolicyViolation(
-            f"skill {request.key!r} blocked by the security audit: " + _top(request.findings),
-            hint="a blocked bundle is never installed; remove the flagged content upstream",
-        )
+        raise _blocked(request)
     if not required and not request.needs_review:
         return "unchanged-findings"
     if approve and (not request.needs_review or allow_warnings):
@@ -172,6 +169,24 @@ def queued_approver(
         return store.wait(pending.id, timeout=timeout).approved
 
     return approve
+
+
+def _blocked(request: ApprovalRequest) -> TrustPolicyViolation:
+    linked = next(
+        (f for f in request.findings if f.rule == "symlink" and f.file == "SKILL.md"), None
+    )
+    if linked is not None:
+        rest = tuple(f for f in request.findings if f is not linked)
+        return TrustPolicyViolation(
+            f"skill {request.key!r} refused: {linked.message}"
+            + (f"; also {_top(rest)}" if rest else ""),
+            hint="make SKILL.md a regular file in the skill's directory (a copy of the file "
+            "the link points to)",
+        )
+    return TrustPolicyViolation(
+        f"skill {request.key!r} blocked by the security audit: " + _top(request.findings),
+        hint="a blocked bundle is never installed; remove the flagged content upstream",
+    )
 
 
 def _top(findings: tuple[AuditFinding, ...], n: int = 3) -> str:
