@@ -101,7 +101,7 @@ def _one_line(text: str) -> str:
 def _entry(skill: RemoteSkill, fetch: Fetch, cwd: Path | None) -> Entry:
     return remote_entry(
         skill.key,
-        skill.name,
+        skill.name if skill.label is None else _one_line(skill.label),
         _one_line(skill.description),
         skill.uri,
         cwd,

@@ -191,7 +191,7 @@ class SkillServer:
         if hit is None:
             raise MCPError(INVALID_PARAMS, f"no such resource: {uri}")
         skill, f = hit
-        data = await anyio.Path(f.path).read_bytes()
+        data = f.data if f.data is not None else await anyio.Path(f.path).read_bytes()
         if f.mime.startswith("text/") or f.rel.endswith((".md", ".txt", ".py", ".sh")):
             try:
                 text = data.decode("utf-8")
@@ -314,6 +314,12 @@ def _serving_process() -> None:
     # A serving process publishes local skills only: consuming MCP skills here could make a
     # server that lists itself start itself again.
     current().put(remote.Sources, remote.Sources([]))
+
+
+def checked(options: Options) -> Catalog:
+    """The catalogue ``options`` would serve, built as a serving process builds it."""
+    _serving_process()
+    return SkillServer(options).catalog
 
 
 async def serve_stdio(options: Options) -> None:
