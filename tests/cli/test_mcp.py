@@ -17,6 +17,7 @@ import pytest
 
 from lemon_skills.cli import main
 from tests.helpers.mcp import broken, configure_project, smoke
+from tests.helpers.skills import write_skill
 
 
 def write_config(project: Path, doc: dict[str, object]) -> Path:
@@ -409,3 +410,20 @@ def test_status_shows_policy_and_held_tools_until_approve_changes(
     assert code == 0 and out.startswith("approved poisoned (description hidden text")
     code, out, err = run(capsys, "mcp", "tools", "--server", "pol", "--cwd", str(project))
     assert "mcp_pol_poisoned" in out and "withheld" not in err
+
+
+def test_serve_check_says_what_is_served_renamed_and_refused(project, project_skills, capsys):
+    write_skill(project_skills, "pdf")
+    write_skill(project_skills, "burp-testing", name="Burp Suite Testing")
+    write_skill(project_skills, "___", name="Only Symbols")
+    assert main(["mcp", "serve", "--check", "--cwd", str(project)]) == 1
+    out = capsys.readouterr().out
+    assert "2 skills served" in out
+    assert "burp-testing: 'Burp Suite Testing' as 'burp-testing'" in out
+    assert "1 not served:" in out and "___: its name 'Only Symbols' breaks" in out
+
+
+def test_serve_check_succeeds_when_every_skill_is_served(project, project_skills, capsys):
+    write_skill(project_skills, "pdf")
+    assert main(["mcp", "serve", "--check", "--cwd", str(project)]) == 0
+    assert capsys.readouterr().out.strip() == "1 skills served"
