@@ -160,7 +160,7 @@ def test_project_scope_uses_the_project_and_local_still_means_project(
     standard_library(project_skills, usage_path("project", project), now=datetime.now(UTC))
     code, out, _ = lemon(capsys, "run", "--project", "--cwd", str(project))
     assert code == 0
-    assert f"undo: lemon skill curator rollback " in out and f"--project --cwd {project}" in out
+    assert "undo: lemon skill curator rollback " in out and f"--project --cwd {project}" in out
     assert not (agent_dir / "skills.curator.json").exists()
     assert (project / ".lemon" / "skills.curator.json").exists()
     code, out, _ = lemon(capsys, "rollback", "--local", "--cwd", str(project), "--json")
