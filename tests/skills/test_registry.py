@@ -2,7 +2,10 @@ from __future__ import annotations
 
 import os
 
+from lemon_skills.context import current
 from lemon_skills.skills.registry import Registry
+from lemon_skills.skills.remote import Sources
+from lemon_skills.skills.remote.model import Listing, RemoteFile, RemoteSkill
 from tests.helpers.skills import write_skill
 
 
@@ -103,3 +106,74 @@ def test_unchanged_files_are_not_reparsed_on_rescan(project, project_skills):
     before = reg.view(project).by_key["a"]
     write_skill(project_skills, "b")
     assert reg.view(project).by_key["a"] is before
+
+
+class OneServer:
+    """A remote skill source: lists ``names`` once ``on``; counts how often it is asked."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.asked = 0
+        self.version = 0
+
+    def generation(self, cwd: object) -> object:
+        self.asked += 1
+        return (self.version,) if self.on else ()
+
+    def listings(self, cwd: object) -> list[Listing]:
+        if not self.on:
+            return []
+        uri = "skill://pdf/SKILL.md"
+        files = (RemoteFile(uri, "sha256:" + "0" * 64, 10),)
+        skill = RemoteSkill("srv", uri, "pdf", "Fill PDF forms.", {"name": "pdf"}, files)
+        return [Listing("srv", (skill,), (), lambda uri, limit: b"")]
+
+
+def remote_keys(reg: Registry, cwd) -> list[str]:
+    return [e.key for e in reg.view(cwd).entries if e.source == "mcp"]
+
+
+def test_a_server_that_starts_offering_skills_is_seen_after_the_stat_interval(project):
+    server, clock = OneServer(), Clock()
+    current().put(Sources, Sources([server]))
+    reg = Registry(clock=clock, stat_interval=0.5)
+    assert remote_keys(reg, project) == []
+    server.on = True  # e.g. "skills": "enabled" written into mcp.json
+    clock.now = 0.1
+    assert remote_keys(reg, project) == []
+    clock.now = 0.6
+    assert remote_keys(reg, project) == ["srv:pdf"]
+
+
+def test_sources_listing_nothing_are_not_asked_on_every_view(project):
+    server, clock = OneServer(), Clock()
+    current().put(Sources, Sources([server]))
+    reg = Registry(clock=clock, stat_interval=0.5)
+    for _ in range(100):
+        reg.view(project)
+    assert server.asked == 1
+
+
+def test_a_listing_source_is_asked_on_every_view_so_list_changed_shows_at_once(project):
+    server, clock = OneServer(), Clock()
+    server.on = True
+    current().put(Sources, Sources([server]))
+    reg = Registry(clock=clock, stat_interval=0.5)
+    first = reg.view(project)
+    assert reg.view(project) is first
+    server.version += 1  # list_changed
+    assert reg.view(project) is not first
+
+
+def test_skills_json_change_or_invalidate_asks_the_sources_at_once(project, agent_dir):
+    server, clock = OneServer(), Clock()
+    current().put(Sources, Sources([server]))
+    reg = Registry(clock=clock, stat_interval=0.5)
+    assert remote_keys(reg, project) == []
+    server.on = True
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "skills.json").write_text('{"version": 1, "skills": {"srv:*": {}}}', "utf-8")
+    assert remote_keys(reg, project) == ["srv:pdf"]
+    server.on = False
+    reg.invalidate()
+    assert remote_keys(reg, project) == []

@@ -3,7 +3,9 @@
 Each call checks the search dirs' mtimes (a handful of stats), so added and removed skills are
 seen at once; a sweep over every SKILL.md's stat signature, at most every ``stat_interval``
 seconds, catches in-place edits. Parsed files are cached by signature, so a change re-reads
-only what changed. ``refresh()`` drops everything.
+only what changed. Remote sources (MCP servers offering skills) that list nothing are asked
+again on the same schedule, or at once when a skills.json changed. ``refresh()`` drops
+everything.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from math import inf
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -93,6 +96,7 @@ class Registry:
         self._parsed: dict[str, Loaded] = {}
         self._disk_read: set[Path] = set()
         self._views: dict[Path | None, tuple[tuple[Any, ...], View]] = {}
+        self._remote: dict[Path | None, tuple[tuple[Any, ...], float, tuple[object, ...]]] = {}
         self._generation = 0
 
     def view(self, cwd: Path | None) -> View:
@@ -102,14 +106,14 @@ class Registry:
             p = self._scope("project", tuple(project_skill_dirs(cwd))) if cwd is not None else None
             g_json = enablement.skills_json_path("global")
             p_json = scope_root("project", cwd) / "skills.json" if cwd is not None else None
+            json_sigs = (file_sig(g_json), file_sig(p_json) if p_json else None)
             stamp = (
-                remote.generation(cwd),
+                self._remote_generation(cwd, json_sigs),
                 id(g),
                 g.generation,
                 id(p),
                 p.generation if p else -1,
-                file_sig(g_json),
-                file_sig(p_json) if p_json else None,
+                *json_sigs,
             )
             cached = self._views.get(cwd)
             if cached is not None and cached[0] == stamp:
@@ -125,6 +129,7 @@ class Registry:
             self._parsed.clear()
             self._disk_read.clear()
             self._views.clear()
+            self._remote.clear()
 
     def state_problems(self) -> list[Diagnostic]:
         """The unreadable skills.json files behind the views built so far, each once."""
@@ -143,6 +148,20 @@ class Registry:
             for state in self._scopes.values():
                 state.swept_at = float("-inf")
                 state.dir_sigs = ()
+            self._remote.clear()
+
+    def _remote_generation(self, cwd: Path | None, json_sigs: tuple[Any, ...]) -> object:
+        """The remote sources' generation for ``cwd``. While they list nothing (no MCP server
+        offers skills: the common case) they are asked again only once ``stat_interval`` has
+        passed or a skills.json changed, so listing costs what it did without them."""
+        now = self._clock()
+        hit = self._remote.get(cwd)
+        if hit is not None and now < hit[1] and hit[0] == json_sigs:
+            return hit[2]
+        gen = remote.generation(cwd)
+        quiet = all(g == () for g in gen)
+        self._remote[cwd] = (json_sigs, now + self._stat_interval if quiet else -inf, gen)
+        return gen
 
     def _scope(self, source: Source, dirs: tuple[Path, ...]) -> _ScopeState:
         key = (source, dirs)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from lemon_skills.mcp.config import resolve
+from lemon_skills.mcp.config.locations import may_offer_skills
 from lemon_skills.paths import home, scope_root
 from lemon_skills.skills import enablement
 from lemon_skills.skills.discovery import file_sig
@@ -82,6 +82,10 @@ class McpSkillSource:
         switch = self._switches(cwd)
         if self._source is not None:
             return list(self._source.skill_servers(cwd or home(), switch))
+        if not switch and not may_offer_skills(cwd or home()):
+            return []  # the common case, decided without loading the config parser
+        from lemon_skills.mcp.config import resolve
+
         return resolve.skill_servers(resolve.load(cwd or home()), switch)
 
     def _switches(self, cwd: Path | None) -> frozenset[str]:

@@ -21,8 +21,9 @@ from typing import Any, Literal
 from lemon_skills import settings as settings_mod
 from lemon_skills.mcp.catalog.naming import assign_server_names, server_name
 from lemon_skills.mcp.config.entries import ConfigIssue, Origin, ServerConfig
+from lemon_skills.mcp.config.locations import global_config_path as global_config_path
+from lemon_skills.mcp.config.locations import project_config_path as project_config_path
 from lemon_skills.mcp.config.parse import document_entries, validate_servers
-from lemon_skills.paths import agent_dir
 
 #: A configured server's effective state in a directory (before any connection attempt).
 ServerState = Literal["enabled", "disabled", "off"]
@@ -64,16 +65,6 @@ def configured_server_names(cwd: Path | None) -> list[str]:
     """The names of the MCP servers active in ``cwd`` (for skills' ``requires.mcp_servers``;
     see ``lemon_skills.configure(mcp_server_names=...)``)."""
     return [s.name for s in load(cwd or Path.cwd()).active() if s.name]
-
-
-def global_config_path() -> Path:
-    """``<agent>/mcp.json``."""
-    return agent_dir() / "mcp.json"
-
-
-def project_config_path(cwd: Path) -> Path:
-    """``<cwd>/.lemon/mcp.json``."""
-    return cwd / ".lemon" / "mcp.json"
 
 
 def env_disabled(env: Mapping[str, str] | None = None) -> bool:

@@ -7,7 +7,6 @@ size of every file); content is fetched only when a view needs it, through the s
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
@@ -46,6 +45,8 @@ class RemoteSkill:
 
     def resources_digest(self) -> str:
         """One digest over every listed uri and digest: what an approval is bound to."""
+        import hashlib  # not at import: the listing path never digests
+
         lines = sorted(f"{f.uri} {f.digest}" for f in self.files or ())
         return "sha256:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
@@ -74,5 +75,7 @@ class SkillSource(Protocol):
         ...
 
     def generation(self, cwd: Any) -> object:
-        """A value that changes when a listing changed (``list_changed``), without I/O."""
+        """A value that changes when a listing changed (``list_changed``), without I/O;
+        ``()`` while the source lists nothing for ``cwd`` (the registry then asks again only
+        every stat interval, or when a skills.json changed or it was invalidated)."""
         ...
