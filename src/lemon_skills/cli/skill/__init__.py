@@ -239,7 +239,11 @@ def _toggle(key: str, enabled: bool, cwd: Path | None, scope: Scope, as_json: bo
 @scope_options("global")
 @json_option
 def enable(key: str, scope: Scope, cwd: Path | None = None, as_json: bool = False) -> None:
-    """Enable a skill (removes it from the scope's skills.json disabled list)."""
+    """Enable a skill (removes it from the scope's skills.json disabled list).
+
+    KEY is one skill, or PREFIX:* for every skill of a plugin, an MCP server (whose skills are
+    then fetched) or the Cursor rules (cursor:*).
+    """
     _toggle(key, True, cwd, scope, as_json)
 
 
@@ -249,7 +253,11 @@ def enable(key: str, scope: Scope, cwd: Path | None = None, as_json: bool = Fals
 @scope_options("global")
 @json_option
 def disable(key: str, scope: Scope, cwd: Path | None = None, as_json: bool = False) -> None:
-    """Disable a skill: it stays on disk but is never offered to the agent."""
+    """Disable a skill: it stays on disk but is never offered to the agent.
+
+    KEY is one skill, or PREFIX:* for every skill of a plugin, an MCP server or the Cursor
+    rules, ones that appear later included.
+    """
     _toggle(key, False, cwd, scope, as_json)
 
 
