@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import click
+
+from lemon_skills.paths import Scope
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -90,6 +93,39 @@ def agent_dir_cwd_option(f: F) -> F:
         "records live in the agent dir, so it does not change what is shown.",
         expose_value=False,
     )(f)
+
+
+def scope_options(default: Scope | None, *, legacy_project: str | None = None) -> Callable[[F], F]:
+    """``--project`` / ``--global``: the one scope flag pair of every command that picks a scope.
+
+    The command receives ``scope``: the flag given, else ``default`` (``None``: both scopes,
+    project first). Giving both is a usage error. ``legacy_project`` names an older spelling
+    of ``--project`` that keeps working, hidden from the help.
+    """
+    only = "Only " if default is None else ""
+    tail = "" if default is None else " instead of the global one"
+    project_help = f"{only or 'Use '}the project scope (<cwd>/.lemon){tail}."
+    global_help = f"{only or 'Use '}the global scope (the agent dir)" + (
+        "." if default is None else "; the default."
+    )
+
+    def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def command(*args: Any, project: bool, global_: bool, **kw: Any) -> Any:
+            project = kw.pop("legacy_project", False) or project
+            if project and global_:
+                raise click.UsageError("--project and --global exclude each other")
+            kw["scope"] = "project" if project else "global" if global_ else default
+            return f(*args, **kw)
+
+        command = click.option("--global", "global_", is_flag=True, help=global_help)(command)
+        command = click.option("--project", is_flag=True, help=project_help)(command)
+        if legacy_project:
+            alias = click.option(legacy_project, "legacy_project", is_flag=True, hidden=True)
+            command = alias(command)
+        return cast(F, command)
+
+    return decorate
 
 
 def json_option(f: F) -> F:
