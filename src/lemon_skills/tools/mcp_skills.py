@@ -44,13 +44,21 @@ def switched_on(cwd: Path | None) -> set[str]:
     }
 
 
-def to_remote(server: str, wire: Sequence[Any]) -> list[RemoteSkill]:
+def to_remote(
+    server: str, wire: Sequence[Any], previous: Sequence[RemoteSkill] = ()
+) -> list[RemoteSkill]:
     """Wire entries as remote skills. A skill served under a path prefix
     (``skill://acme/billing/refunds/SKILL.md``) is keyed by its whole path
-    (``srv:acme.billing.refunds``), so two skills of one name never share a key."""
+    (``srv:acme.billing.refunds``), so two skills of one name never share a key. A skill of
+    ``previous`` (the server's last listing) that the wire repeats exactly is reused."""
+    before = {s.uri: s for s in previous}
     out = []
     for w in wire:
         fm = w.frontmatter
+        old = before.get(w.uri)
+        if old is not None and old.frontmatter == fm and old.files == w.files:
+            out.append(old)  # every field derives from the uri, frontmatter and files
+            continue
         name, description = str(fm.get("name", "")), fm.get("description")
         path = w.uri.split("://", 1)[-1].removesuffix("/SKILL.md")
         # The wire's file records are named tuples of the same fields: used as they are.
@@ -152,11 +160,15 @@ class McpSkillSource:
                 return hit[1]
         from lemon_skills.skills.remote.verify import MAX_SKILLS_PER_SERVER
 
+        last = {listing.server: listing.skills for listing in (hit[1] if hit else ())}
         source = self._mcp()
         found = source.skill_listings(where, stamp[0], limit=MAX_SKILLS_PER_SERVER)  # type: ignore[index]
         out = [
             Listing(
-                server, tuple(to_remote(server, wire)), tuple(problems), self._fetch(where, server)
+                server,
+                tuple(to_remote(server, wire, last.get(server, ()))),
+                tuple(problems),
+                self._fetch(where, server),
             )
             for server, wire, problems in found
         ]
