@@ -11,6 +11,7 @@ import click
 from lemon_skills.cli._output import (
     cwd_option,
     emit_json,
+    eval_report,
     json_option,
     note,
     semantic_option,
@@ -20,7 +21,7 @@ from lemon_skills.paths import resolve_cwd
 from lemon_skills.search.metrics import load_cases
 
 if TYPE_CHECKING:
-    from lemon_skills.mcp.toolsearch import ToolEval, ToolMatch
+    from lemon_skills.mcp.toolsearch import ToolMatch
 
 
 def show_matches(found: Sequence[ToolMatch], *, explain: bool, as_json: bool) -> None:
@@ -106,44 +107,14 @@ def eval_cmd(
     if as_json:
         emit_json(result.to_dict())
     else:
-        _print(result, len(specs))
-
-
-def _print(result: ToolEval, tools: int) -> None:
-    r = result.report
-    click.echo(
-        f"queries {r.count} ({r.targeted} targeted, {r.none} with no right tool); {tools} tools"
-    )
-    for label, value in (
-        ("recall@1", r.recall_at_1),
-        ("recall@3", r.recall_at_3),
-        ("recall@5", r.recall_at_5),
-        ("MRR", r.mrr),
-        ("none-rejection", r.none_rejection),
-        ("false-rejection", r.false_rejection),
-    ):
-        click.echo(f"{label:<16}{value:.3f}")
-    click.echo(f"{'p50':<16}{result.p50_ms:.2f} ms")
-    click.echo("")
-    table(
-        ["KIND", "N", "RECALL@1", "RECALL@3", "NONE-REJECTION"],
-        [
-            [k.kind, str(k.count), _pct(k.recall_at_1), _pct(k.recall_at_3), _pct(k.none_rejection)]
-            for k in r.per_kind
-        ],
-        wrap_last=False,
-    )
-    if r.misses:
-        click.echo(f"\nmisses ({len(r.misses)}):")
-    for o in r.misses:
-        where = f"rank {o.rank}" if o.rank else "not found"
-        expected = ", ".join(o.case.expected[:3]) or "(nothing)"
-        click.echo(f"  [{o.case.kind}] {o.case.query}")
-        click.echo(f"      expected {expected}; got {', '.join(o.got[:3]) or '(nothing)'}; {where}")
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+        eval_report(
+            result.report,
+            noun="tool",
+            tail=f"; {len(specs)} tools",
+            recall_at_5=True,
+            extra=[("p50", f"{result.p50_ms:.2f} ms")],
+            expected_shown=3,
+        )
 
 
 def _by_value(kv: tuple[str, float]) -> float:
