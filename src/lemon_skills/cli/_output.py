@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
@@ -281,3 +281,27 @@ def eval_metrics(r: Report, *, recall_at_5: bool = False) -> None:
 def ratio(value: float | None) -> str:
     """A metric to three decimals; ``-`` when there was nothing to measure."""
     return "-" if value is None else f"{value:.3f}"
+
+
+def score_parts(parts: Mapping[str, float]) -> None:
+    """A ranking score's parts, one aligned line each: matched terms first, largest first."""
+    terms = sorted(((k, v) for k, v in parts.items() if k.startswith("term:")), key=_by_value)
+    rest = [(k, v) for k, v in parts.items() if not k.startswith("term:")]
+    for name, value in [*terms, *rest]:
+        click.echo(f"    {name:<28} {value:8.3f}")
+
+
+def _by_value(kv: tuple[str, float]) -> float:
+    return -kv[1]
+
+
+def queries_option(expected: str) -> Callable[[F], F]:
+    """``--queries FILE``: labelled queries, one JSON object a line; ``expected`` says what
+    the ``expected`` list holds."""
+    return click.option(
+        "--queries",
+        "queries_file",
+        required=True,
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help=f'JSONL file: one {{"query", "expected": {expected}, "kind"}} per line.',
+    )

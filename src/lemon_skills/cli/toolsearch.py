@@ -14,6 +14,8 @@ from lemon_skills.cli._output import (
     eval_report,
     json_option,
     note,
+    queries_option,
+    score_parts,
     semantic_option,
     table,
 )
@@ -40,20 +42,11 @@ def show_matches(found: Sequence[ToolMatch], *, explain: bool, as_json: bool) ->
         return
     for m in found:
         click.echo(f"{click.style(m.spec.name, bold=True)}  {m.score:.2f}")
-        terms = sorted((kv for kv in m.parts.items() if kv[0].startswith("term:")), key=_by_value)
-        rest = [kv for kv in m.parts.items() if not kv[0].startswith("term:")]
-        for name, value in [*terms, *rest]:
-            click.echo(f"    {name:<28} {value:8.3f}")
+        score_parts(m.parts)
 
 
 @click.command("eval")
-@click.option(
-    "--queries",
-    "queries_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='JSONL file: one {"query", "expected": ["server/tool", ...], "kind"} per line.',
-)
+@queries_option('["server/tool", ...]')
 @click.option(
     "--tools",
     "tools_file",
@@ -115,10 +108,6 @@ def eval_cmd(
             extra=[("p50", f"{result.p50_ms:.2f} ms")],
             expected_shown=3,
         )
-
-
-def _by_value(kv: tuple[str, float]) -> float:
-    return -kv[1]
 
 
 def _first_line(text: str) -> str:

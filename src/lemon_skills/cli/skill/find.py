@@ -15,6 +15,8 @@ from lemon_skills.cli._output import (
     files_option,
     json_option,
     note,
+    queries_option,
+    score_parts,
     semantic_option,
     table,
 )
@@ -72,16 +74,7 @@ def find_cmd(
         return
     for m, row in zip(found, rows, strict=True):
         click.echo(f"{click.style(m.entry.key, bold=True)}  {row[0]}  ({m.entry.source})")
-        for name, value in _ordered_parts(m):
-            click.echo(f"    {name:<28} {value:8.3f}")
-
-
-def _ordered_parts(m: Match) -> list[tuple[str, float]]:
-    terms = sorted(
-        ((k, v) for k, v in m.parts.items() if k.startswith("term:")), key=lambda kv: -kv[1]
-    )
-    rest = [(k, v) for k, v in m.parts.items() if not k.startswith("term:")]
-    return [*terms, *rest]
+        score_parts(m.parts)
 
 
 def _match_dict(m: Match) -> dict[str, object]:
@@ -89,13 +82,7 @@ def _match_dict(m: Match) -> dict[str, object]:
 
 
 @click.command("eval")
-@click.option(
-    "--queries",
-    "queries_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='JSONL file: one {"query", "expected": [keys], "kind"} per line.',
-)
+@queries_option("[keys]")
 @cwd_option
 @click.option(
     "--skills",
