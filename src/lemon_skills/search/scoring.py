@@ -311,11 +311,12 @@ def evidence(index: Index, plain: Query, doc: int) -> float:
 
     Two rules without parameters bound it. A match holding fewer of the query's known words
     (content words some document holds) than ``Weights.min_words``, or than the query has,
-    is no evidence at all: one word of a request ("weather" in "weather in Paris", where
-    another skill mentions Paris) names a neighbourhood, not a topic; words no document holds
-    are left to coverage. A document holding every content word of the query, one of them
-    held by no other document, clears the bar however faint its share of the text: a word
-    found in one place names that place.
+    is no evidence at all, unless a word it holds is in its key (names it): one word of a
+    request ("weather" in "weather in Paris", where another skill mentions Paris) names a
+    neighbourhood, not a topic, while a terse request naming the thing plus a URL or a
+    path is about it; words no document holds are left to coverage. A document holding
+    every content word of the query, one of them held by no other document, clears the bar
+    however faint its share of the text: a word found in one place names that place.
     """
     if not plain.mass:
         return 0.0
@@ -327,7 +328,7 @@ def evidence(index: Index, plain: Query, doc: int) -> float:
         covered = plain.mass
     else:
         held = matched_words(index, plain, doc)
-        if held < min(index.weights.min_words, plain.words):
+        if held < min(index.weights.min_words, plain.words) and not names_a_word(index, plain, doc):
             return 0.0
         if held == plain.content and _sole_holder(index, plain, doc):
             floor = index.weights.min_score
@@ -343,6 +344,13 @@ def matched_words(index: Index, q: Query, doc: int) -> int:
         if _weight(index, qt.term, doc):
             words.update(qt.words)
     return len(words)
+
+
+def names_a_word(index: Index, q: Query, doc: int) -> bool:
+    """True when a word of ``q`` that ``doc`` holds is in ``doc``'s key (its own name or a
+    tool's server name): a request naming the thing is about it, however short."""
+    key = {text.stem(w) for w in text.identifier_words(index.keys[doc]) if text.is_content(w)}
+    return any(qt.term in key and _weight(index, qt.term, doc) for qt in q.terms)
 
 
 def _sole_holder(index: Index, q: Query, doc: int) -> bool:

@@ -281,13 +281,21 @@ def test_one_word_of_several_is_not_an_answer(project, project_skills):
     _corpus(project_skills)
     write_skill(
         project_skills,
-        "weather-forecasting",
+        "demand-forecasting",
         description="Forecast weather and demand from time series.",
     )
     write_skill(project_skills, "travel-notes", description="Notes.", body="Paris in spring.\n")
-    assert _keys("weather forecast", project)[0] == "weather-forecasting"
+    assert _keys("weather forecast", project)[0] == "demand-forecasting"
     # "weather" is all the skill shares with this request; "paris" is only mentioned elsewhere.
     assert _keys("weather in Paris", project) == []
+
+
+def test_one_word_that_names_the_skill_is_an_answer(project, project_skills):
+    _corpus(project_skills)
+    write_skill(project_skills, "pagespeed", description="Audit a web page's performance.")
+    write_skill(project_skills, "travel-notes", description="Notes.", body="Paris in spring.\n")
+    # "paris" is held elsewhere, but the request names this skill.
+    assert _keys("pagespeed for the Paris shop", project)[:1] == ["pagespeed"]
 
 
 def test_a_long_noisy_request_is_ranked_by_its_informative_words(project, project_skills):
