@@ -5,13 +5,16 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import click
 
 from lemon_skills.paths import Scope
+
+if TYPE_CHECKING:
+    from lemon_skills.search.metrics import Report
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -217,3 +220,88 @@ def semantic_option(f: F) -> F:
         help="Add embedding similarity to the lexical score (needs the semantic extra; "
         "default: $LEMON_SEMANTIC).",
     )(f)
+
+
+def eval_report(
+    r: Report,
+    *,
+    noun: str,
+    tail: str = "",
+    recall_at_5: bool = False,
+    extra: Sequence[tuple[str, str]] = (),
+    expected_shown: int | None = None,
+) -> None:
+    """Print a retrieval evaluation: counts, metrics, recall per kind and every miss.
+
+    ``noun`` is what a query should find ("skill", "tool"); ``extra`` adds labelled lines
+    after the metrics; ``expected_shown`` cuts each miss's expected list.
+    """
+    click.echo(f"queries {r.count} ({r.targeted} targeted, {r.none} with no right {noun}){tail}")
+    eval_metrics(r, recall_at_5=recall_at_5)
+    for label, text in extra:
+        click.echo(f"{label:<16}{text}")
+    click.echo("")
+    table(
+        ["KIND", "N", "RECALL@1", "RECALL@3", "NONE-REJECTION"],
+        [
+            [
+                k.kind,
+                str(k.count),
+                ratio(k.recall_at_1),
+                ratio(k.recall_at_3),
+                ratio(k.none_rejection),
+            ]
+            for k in r.per_kind
+        ],
+        wrap_last=False,
+    )
+    if r.misses:
+        click.echo(f"\nmisses ({len(r.misses)}):")
+    for o in r.misses:
+        where = f"rank {o.rank}" if o.rank else "not found"
+        expected = ", ".join(o.case.expected[:expected_shown]) or "(nothing)"
+        click.echo(f"  [{o.case.kind}] {o.case.query}")
+        click.echo(f"      expected {expected}; got {', '.join(o.got[:3]) or '(nothing)'}; {where}")
+
+
+def eval_metrics(r: Report, *, recall_at_5: bool = False) -> None:
+    """One aligned line per retrieval metric of ``r``."""
+    rows = [
+        ("recall@1", r.recall_at_1),
+        ("recall@3", r.recall_at_3),
+        *([("recall@5", r.recall_at_5)] if recall_at_5 else []),
+        ("MRR", r.mrr),
+        ("none-rejection", r.none_rejection),
+        ("false-rejection", r.false_rejection),
+    ]
+    for label, value in rows:
+        click.echo(f"{label:<16}{ratio(value)}")
+
+
+def ratio(value: float | None) -> str:
+    """A metric to three decimals; ``-`` when there was nothing to measure."""
+    return "-" if value is None else f"{value:.3f}"
+
+
+def score_parts(parts: Mapping[str, float]) -> None:
+    """A ranking score's parts, one aligned line each: matched terms first, largest first."""
+    terms = sorted(((k, v) for k, v in parts.items() if k.startswith("term:")), key=_by_value)
+    rest = [(k, v) for k, v in parts.items() if not k.startswith("term:")]
+    for name, value in [*terms, *rest]:
+        click.echo(f"    {name:<28} {value:8.3f}")
+
+
+def _by_value(kv: tuple[str, float]) -> float:
+    return -kv[1]
+
+
+def queries_option(expected: str) -> Callable[[F], F]:
+    """``--queries FILE``: labelled queries, one JSON object a line; ``expected`` says what
+    the ``expected`` list holds."""
+    return click.option(
+        "--queries",
+        "queries_file",
+        required=True,
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help=f'JSONL file: one {{"query", "expected": {expected}, "kind"}} per line.',
+    )
