@@ -1,6 +1,6 @@
 """Tool retrieval on the tool bench: find_tools' ranker vs plain BM25, with 10-fold CV.
 
-    python benchmarks/tool_eval.py [--folds 10] [--json OUT]
+    python benchmarks/tool_eval.py [--folds 10] [--semantic] [--json OUT]
 
 Over ``<bench>/tools/tools.jsonl`` (1,073 tool definitions of 56 servers) and
 ``queries_dev.jsonl`` (220 labelled requests), it prints recall@1/@3/@5, MRR, none-rejection
@@ -9,7 +9,9 @@ and false-rejection of:
 * ``bm25`` - plain BM25 (k1 1.2, b 0.75) over the tool name and description, lower-cased
   words minus stop words, no stemming; it never abstains;
 * ``bm25+cutoff`` - the same answering only when the best score reaches a cutoff;
-* ``lemon`` - ``lemon_skills.mcp.toolsearch`` with its shipped ``WEIGHTS``.
+* ``lemon`` - ``lemon_skills.mcp.toolsearch`` with its shipped ``WEIGHTS``;
+* ``lemon+sem`` - the same with embedding similarity (``--semantic``; needs the semantic
+  extra and the model package), its blend weight, floor and bar cross-validated.
 
 Each is given on all queries and as k-fold cross-validation of its tuning: the queries are cut
 into folds with the same mix of kinds, and each fold is answered by the candidate setting that
@@ -39,12 +41,15 @@ from corpus import bench_root  # noqa: E402
 from lemon_skills.mcp.catalog.build import ToolSpec  # noqa: E402
 from lemon_skills.mcp.toolsearch import (  # noqa: E402
     WEIGHTS,
+    ToolIndex,
     build_tool_index,
     load_tool_file,
     rank_tools,
+    similar_tools,
     tool_key,
 )
-from lemon_skills.search import Weights, tokens  # noqa: E402
+from lemon_skills.search import Weights, scoring, tokens  # noqa: E402
+from lemon_skills.search.index import reweigh  # noqa: E402
 from lemon_skills.search.metrics import Case, Report, cross_validate, evaluate, load_cases  # noqa: E402
 
 Ranker = Callable[[str], Sequence[str]]
@@ -123,6 +128,45 @@ def lemon_answers(
     return [[tool_key(m.spec) for m in rank_tools(index, c.query, limit=DEPTH)] for c in cases]
 
 
+def semantic_grid() -> list[Weights]:
+    """The shipped semantic constants first, then the grid around them."""
+    grid = [WEIGHTS]
+    for weight, floor, bar in itertools.product((3.0, 5.0, 8.0), (0.1, 0.2, 0.3), (0.25, 0.5, 0.8)):
+        candidate = dataclasses.replace(
+            WEIGHTS, semantic_weight=weight, semantic_floor=floor, semantic_min_score=bar
+        )
+        if candidate != WEIGHTS:
+            grid.append(candidate)
+    return grid
+
+
+def semantic_answers(
+    cases: Sequence[Case], index: ToolIndex, grid: Sequence[Weights]
+) -> list[list[list[str]]]:
+    """Each grid setting's answers, the query similarities computed once (lowest floor)."""
+    low = dataclasses.replace(WEIGHTS, semantic_floor=min(w.semantic_floor for w in grid))
+    probe = ToolIndex(index.specs, reweigh(index.core, low), index.memo)
+    sims = [similar_tools(probe, c.query) for c in cases]
+    out = []
+    for w in grid:
+        core = reweigh(index.core, w)
+        out.append(
+            [
+                [
+                    index.core.keys[m.doc]
+                    for m in scoring.rank(
+                        core,
+                        c.query,
+                        limit=DEPTH,
+                        similar={d: v for d, v in s.items() if v > w.semantic_floor},
+                    )
+                ]
+                for c, s in zip(cases, sims, strict=True)
+            ]
+        )
+    return out
+
+
 def line(name: str, r: Report) -> str:
     return (
         f"{name:<22} {r.recall_at_1:.3f}  {r.recall_at_3:.3f}  {r.recall_at_5:.3f}  "
@@ -134,6 +178,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--semantic", action="store_true", help="also the embedding hybrid")
     args = ap.parse_args()
     bench = bench_root() / "tools"
     specs, ins = load_tool_file(bench / "tools.jsonl")
@@ -164,6 +209,17 @@ def main() -> None:
         ),
     }
     picks = cross_validate(cases, answers, args.folds, score=score_tools).picks
+    if args.semantic:
+        sem_grid = semantic_grid()
+        sem = semantic_answers(cases, build_tool_index(specs, ins), sem_grid)
+        sem_cv = cross_validate(cases, sem, args.folds, score=score_tools)
+        rows["lemon+sem"] = (report(sem[0]), sem_cv.report)
+        for p in sorted(set(sem_cv.picks)):
+            w = sem_grid[p]
+            print(
+                f"lemon+sem: {sem_cv.picks.count(p)} fold(s) picked weight "
+                f"{w.semantic_weight:g} floor {w.semantic_floor:g} bar {w.semantic_min_score:g}"
+            )
     print(f"{len(specs)} tools, {len(cases)} queries; R@1 R@3 R@5 MRR none-rej false-rej")
     for name, (everything, cv) in rows.items():
         print(line(f"{name} (all)", everything))

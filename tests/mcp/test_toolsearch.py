@@ -7,6 +7,7 @@ import pytest
 
 from lemon_skills.errors import ConfigError
 from lemon_skills.mcp.toolsearch import build_tool_index, find_tools, load_tool_file, rank_tools
+from lemon_skills.search import embed
 from tests.helpers.mcp import rich
 
 TOOLS = [
@@ -93,3 +94,20 @@ def test_find_tools_ranks_the_cached_catalogue_and_never_a_blocked_tool(make_sou
     weather = find_tools("structured weather for a city", source=source)
     assert weather and weather[0].spec.name == "mcp_rich_structured"
     assert find_tools("structured", source=source, servers=["other"]) == []
+
+
+@pytest.mark.integration
+def test_semantic_ranking_finds_a_tool_sharing_no_word_with_the_request(index):  # type: ignore[no-untyped-def]
+    request = "file a bug report about the crash"
+    assert names(index, request) == []
+    found = [m.spec.name for m in rank_tools(index, request, semantic=True)]
+    assert found[0] == "mcp_github_create_issue"
+    assert rank_tools(index, "bake a chocolate cake", semantic=True) == []
+
+
+def test_semantic_tool_search_without_the_model_is_a_clear_error(index, monkeypatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(embed, "MODEL_PACKAGE", "lemon_skills_no_such_model")
+    with pytest.raises(ConfigError) as err:
+        rank_tools(index, "merge the pull request", semantic=True)
+    assert "pip install" in (err.value.hint or "")
+    assert names(index, "merge the pull request")[0] == "mcp_github_merge_pull_request"

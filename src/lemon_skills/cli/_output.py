@@ -171,3 +171,13 @@ def note(message: str) -> None:
 def warn(message: str) -> None:
     """A warning on stderr."""
     click.secho(f"warning: {message}", err=True, fg="yellow")
+
+
+def semantic_option(f: F) -> F:
+    """``--semantic/--no-semantic``: add embedding similarity (default ``$LEMON_SEMANTIC``)."""
+    return click.option(
+        "--semantic/--no-semantic",
+        default=None,
+        help="Add embedding similarity to the lexical score (needs the semantic extra; "
+        "default: $LEMON_SEMANTIC).",
+    )(f)

@@ -18,6 +18,7 @@ from lemon_skills.cli._output import (
     json_option,
     note,
     project_option,
+    semantic_option,
     table,
     warn,
 )
@@ -205,6 +206,7 @@ def _listing_help(summary: str) -> Callable[[F], F]:
 )
 @click.option("--explain", is_flag=True, help="With --for: show what each score is made of.")
 @click.option("--max-results", "-n", default=5, show_default=True, type=click.IntRange(1))
+@semantic_option
 @_listing_help("List the tools (mcp_<server>_<tool>) of the servers, or with --for rank them.")
 def tools_cmd(
     server: str | None = None,
@@ -214,6 +216,7 @@ def tools_cmd(
     request: str | None = None,
     explain: bool = False,
     max_results: int = 5,
+    semantic: bool | None = None,
 ) -> int:
     from lemon_skills.cli.toolsearch import show_matches
     from lemon_skills.mcp.toolsearch import find_tools
@@ -222,7 +225,13 @@ def tools_cmd(
         report = source.report("tools", server=server, progress=_progress())
         servers = [server] if server else None
         found = (
-            find_tools(request, max_results=max_results, servers=servers, source=source)
+            find_tools(
+                request,
+                max_results=max_results,
+                servers=servers,
+                source=source,
+                semantic=semantic,
+            )
             if request is not None
             else None
         )

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lemon_skills.cli._output import cwd_option, emit_json, json_option, note, table
+from lemon_skills.cli._output import (
+    cwd_option,
+    emit_json,
+    json_option,
+    note,
+    semantic_option,
+    table,
+)
 from lemon_skills.paths import resolve_cwd
 from lemon_skills.search.metrics import load_cases
 
@@ -59,12 +66,14 @@ def show_matches(found: Sequence[ToolMatch], *, explain: bool, as_json: bool) ->
     "--max-results", default=10, show_default=True, type=click.IntRange(5), help="Depth for MRR."
 )
 @json_option
+@semantic_option
 def eval_cmd(
     queries_file: Path,
     tools_file: Path | None = None,
     cwd: Path | None = None,
     max_results: int = 10,
     as_json: bool = False,
+    semantic: bool | None = None,
 ) -> None:
     """Measure MCP tool retrieval on labelled queries.
 
@@ -75,6 +84,7 @@ def eval_cmd(
     rank one query, recall per kind, and every query not answered right.
     """
     from lemon_skills.mcp import toolsearch
+    from lemon_skills.search import embed
 
     cases = load_cases(queries_file)
     if tools_file is not None:
@@ -86,7 +96,13 @@ def eval_cmd(
             source.discover_tools()
             view = source.catalogue()
             specs, instructions = (view.specs, view.instructions) if view else ([], {})
-    result = toolsearch.evaluate_tools(cases, specs, instructions, max_results=max_results)
+    result = toolsearch.evaluate_tools(
+        cases,
+        specs,
+        instructions,
+        max_results=max_results,
+        semantic=embed.requested(semantic),
+    )
     if as_json:
         emit_json(result.to_dict())
     else:

@@ -9,6 +9,10 @@ when no tool fits and every match carries the parts of its score.
 
 Tool lists come from the catalogue a source already holds (``McpSource.catalogue``): ranking
 never starts a server. The index is built once per catalogue version and server subset.
+
+With the semantic extra (``semantic=True`` or ``$LEMON_SEMANTIC``) each tool's name, title and
+description is also embedded (``lemon_skills.search.embed``, vectors cached on disk by text),
+and similarity to the request adds to the lexical score, as for skills.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from lemon_skills.errors import ConfigError
 from lemon_skills.mcp.catalog.build import ToolSpec
 from lemon_skills.paths import PathArg
-from lemon_skills.search import Document, Index, Weights, build_index, scoring, tokens
+from lemon_skills.search import Document, Index, Weights, build_index, embed, scoring, tokens
 from lemon_skills.search.metrics import Case, Report, evaluate
 
 if TYPE_CHECKING:
@@ -58,6 +62,10 @@ WEIGHTS = Weights(
     # Terse requests name one thing ("lighthouse https://shop.example.com"): one known word
     # may be the evidence.
     min_words=1,
+    # With the semantic extra (chosen by cross-validation, ``tool_eval.py --semantic``).
+    semantic_weight=5.0,
+    semantic_floor=0.2,
+    semantic_min_score=0.5,
 )
 #: Text past this many characters is not indexed (a few servers put whole manuals in a field).
 FIELD_CHARS = 4_000
@@ -83,6 +91,8 @@ class ToolIndex:
 
     specs: tuple[ToolSpec, ...]
     core: Index
+    #: The tools' embedding matrix, computed on the first semantic query.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 def tool_key(spec: ToolSpec) -> str:
@@ -122,9 +132,36 @@ def build_tool_index(
     return ToolIndex(specs=specs, core=build_index(docs, weights))
 
 
-def rank_tools(index: ToolIndex, request: str, *, limit: int = 5) -> list[ToolMatch]:
-    """Best-first tools for ``request``, ``[]`` when none is relevant."""
-    found = scoring.rank(index.core, request, limit=limit)
+def tool_text(spec: ToolSpec) -> str:
+    """What is embedded for a tool: its name as words, its title and its description."""
+    name = " ".join(tokens.identifier_words(spec.target))
+    return f"{name} {spec.title}: {spec.description[:FIELD_CHARS]}"
+
+
+def similar_tools(index: ToolIndex, request: str) -> dict[int, float]:
+    """Tool number -> embedding similarity to ``request`` (the most similar, above the floor).
+
+    Raises:
+        ConfigError: the semantic extra or its model is not installed.
+    """
+    enc = embed.encoder()
+    matrix = index.memo.get("vectors")
+    if matrix is None:
+        matrix = index.memo["vectors"] = embed.vectors([tool_text(s) for s in index.specs], enc)
+    return embed.top_similar(matrix, request, enc, floor=index.core.weights.semantic_floor)
+
+
+def rank_tools(
+    index: ToolIndex, request: str, *, limit: int = 5, semantic: bool = False
+) -> list[ToolMatch]:
+    """Best-first tools for ``request``, ``[]`` when none is relevant; ``semantic`` blends in
+    embedding similarity (needs the semantic extra).
+
+    Raises:
+        ConfigError: ``semantic`` without the semantic extra or its model.
+    """
+    similar = similar_tools(index, request) if semantic and index.specs else None
+    found = scoring.rank(index.core, request, limit=limit, similar=similar)
     return [ToolMatch(index.specs[m.doc], m.score, m.parts) for m in found]
 
 
@@ -135,13 +172,18 @@ def find_tools(
     max_results: int = 5,
     servers: Sequence[str] | None = None,
     source: McpSource | None = None,
+    semantic: bool | None = None,
 ) -> list[ToolMatch]:
     """The MCP tools that fit ``request``, best first; ``[]`` when none does.
 
     Ranks the catalogue ``source`` (default: the process-wide one) last discovered for
     ``cwd``, restricted to ``servers`` when given. Starts no server: before the first
     discovery (``discover_tools``) there is nothing to rank. Blocked and filtered tools are
-    never in the catalogue, so never returned.
+    never in the catalogue, so never returned. ``semantic`` (default ``$LEMON_SEMANTIC``)
+    adds embedding similarity.
+
+    Raises:
+        ConfigError: semantic ranking asked for without the semantic extra or its model.
     """
     if source is None:
         from lemon_skills.mcp.source import default_source
@@ -155,7 +197,7 @@ def find_tools(
     if index is None:
         chosen = [s for s in view.specs if subset is None or s.server in subset]
         index = view.search[subset] = build_tool_index(chosen, view.instructions)
-    return rank_tools(index, request, limit=max_results)
+    return rank_tools(index, request, limit=max_results, semantic=embed.requested(semantic))
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,14 +218,21 @@ def evaluate_tools(
     instructions: Mapping[str, str] | None = None,
     *,
     max_results: int = 10,
+    semantic: bool = False,
 ) -> ToolEval:
-    """Rank ``specs`` for every case (tools named ``server/tool``) and summarise."""
+    """Rank ``specs`` for every case (tools named ``server/tool``) and summarise.
+
+    Raises:
+        ConfigError: ``semantic`` without the semantic extra or its model.
+    """
     index = build_tool_index(specs, instructions)
+    if semantic:
+        similar_tools(index, "")  # embed the tools before the clock starts
     times: list[float] = []
 
     def ranker(query: str) -> list[str]:
         start = time.perf_counter()
-        found = rank_tools(index, query, limit=max_results)
+        found = rank_tools(index, query, limit=max_results, semantic=semantic)
         times.append((time.perf_counter() - start) * 1000)
         return [tool_key(m.spec) for m in found]
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lemon_skills.search import tokens as text
@@ -181,19 +181,29 @@ def _tally(index: Index, q: Query) -> _Tally:
     return _Tally(score, covered, strong)
 
 
-def rank(
-    index: Index, query: str, *, limit: int = 3, similar: Mapping[int, float] | None = None
-) -> list[Match]:
-    """Best-first matches, ``[]`` when nothing is relevant; higher ``priority`` wins ties.
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """Every document a query touches, scored, before the abstain check (see ``pool``)."""
 
-    ``similar`` (document number -> cosine similarity of its embedding to the query's)
-    switches on hybrid ranking: similarity above a floor adds to the lexical score.
-    """
+    query: Query  # analysed with the ranking IDF
+    plain: Query  # analysed with the plain IDF the abstain check uses
+    final: Mapping[int, float]  # document number -> final score
+    covered: Sequence[float]  # per document: query credit matched
+    strong: Sequence[float]  # per document: score from short fields (before coverage)
+    best: Sequence[int]  # the ``limit`` best documents, best first
+    similar: Mapping[int, float] = field(default_factory=dict)
+
+
+def pool(
+    index: Index, query: str, *, limit: int = 3, similar: Mapping[int, float] | None = None
+) -> Pool | None:
+    """The ``limit`` best documents for ``query`` and the sums behind their scores, with no
+    abstaining; ``None`` when the query has no content word or no document matches."""
     if not len(index) or limit <= 0:
-        return []
+        return None
     q = analyse(index, query)
     if not q.mass:
-        return []
+        return None
     wts = index.weights
     t = _tally(index, q)
     exact = index.names.get(q.name)
@@ -213,20 +223,45 @@ def rank(
     prio = index.priority
     best = heapq.nsmallest(limit, final, key=lambda d: (-final[d], -prio[d], d))
     if not best:
-        return []
+        return None
     plain = analyse(index, query, plain=True)
-    bar = wts.semantic_min_score if similar is not None else wts.min_score
-    if evidence(index, plain, best[0]) + _semantic_bonus(wts, sims.get(best[0])) < bar:
+    return Pool(q, plain, final, t.covered, t.strong, best, sims)
+
+
+def parts_of(index: Index, p: Pool, doc: int) -> dict[str, float]:
+    """``doc``'s score parts (``explain``) with its ``evidence``."""
+    wts = index.weights
+    unit = 1.0 / index.idf_of_unknown()
+    scale = unit * min(1.0, p.covered[doc] / p.query.mass) ** wts.coverage_power
+    strong = p.strong[doc] * scale
+    parts = explain(index, p.query, doc, score=p.final[doc], strong=strong, sims=p.similar)
+    parts["evidence"] = evidence(index, p.plain, doc)
+    return parts
+
+
+def rank(
+    index: Index, query: str, *, limit: int = 3, similar: Mapping[int, float] | None = None
+) -> list[Match]:
+    """Best-first matches, ``[]`` when nothing is relevant; higher ``priority`` wins ties.
+
+    ``similar`` (document number -> cosine similarity of its embedding to the query's)
+    switches on hybrid ranking: similarity above a floor adds to the lexical score.
+    """
+    p = pool(index, query, limit=limit, similar=similar)
+    if p is None:
         return []
-    floor = final[best[0]] * wts.keep_ratio
+    wts = index.weights
+    sims = p.similar
+    top = p.best[0]
+    bar = wts.semantic_min_score if similar is not None else wts.min_score
+    if evidence(index, p.plain, top) + _semantic_bonus(wts, sims.get(top)) < bar:
+        return []
+    floor = p.final[top] * wts.keep_ratio
     out = []
-    for d in best:
-        if final[d] < floor:
+    for d in p.best:
+        if p.final[d] < floor:
             break
-        scale = unit * min(1.0, t.covered[d] / q.mass) ** wts.coverage_power
-        parts = explain(index, q, d, score=final[d], strong=t.strong[d] * scale, sims=sims)
-        parts["evidence"] = evidence(index, plain, d)
-        out.append(Match(d, index.keys[d], final[d], parts))
+        out.append(Match(d, index.keys[d], p.final[d], parts_of(index, p, d)))
     return out
 
 

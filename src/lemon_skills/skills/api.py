@@ -107,9 +107,11 @@ def set_enabled(
     """
     where = resolve_cwd(cwd)
     path = enablement.skills_json_path(explicit_scope(global_, scope) or "global", where)
-    if key.endswith(":*") and len(key) > 2:
-        # An MCP server's skills: its listing is not read until they are on.
-        changed = enablement.set_switch(path, key, enabled)
+    if enablement.is_namespace(key):
+        # Every skill of the namespace, those that appear later included; an MCP server's
+        # skills are also switched, as its listing is not read until they are on.
+        changed = enablement.set_disabled(path, key, not enabled)
+        changed = enablement.set_switch(path, key, enabled) or changed
         default_registry().invalidate()
         return changed
     entry = require(key, cwd=where)

@@ -1,7 +1,9 @@
 """Enable/disable state and per-skill config in ``skills.json``, one file per scope.
 
 A skill is disabled when *either* scope disables it: a project list adds to the global one,
-it never replaces it.
+it never replaces it. The ``disabled`` list holds skill keys and namespaces: ``<prefix>:*``
+disables every skill keyed ``<prefix>:<name>`` (a plugin's, an MCP server's, ``cursor:*``),
+including ones that appear later.
 """
 
 from __future__ import annotations
@@ -44,17 +46,29 @@ class Enablement:
     profile_errors: tuple[ConfigError, ...] = ()
 
     def is_disabled(self, key: str) -> bool:
-        """True when either scope disables ``key``."""
-        return key in self.disabled_global or key in self.disabled_project
+        """True when either scope disables ``key`` or its namespace."""
+        return bool(self.disabled_in(key))
 
     def disabled_in(self, key: str) -> list[Scope]:
-        """The scopes whose skills.json disables ``key``."""
+        """The scopes whose skills.json disables ``key`` or its namespace (``<prefix>:*``)."""
+        space = namespace_of(key) or key
         out: list[Scope] = []
-        if key in self.disabled_global:
+        if key in self.disabled_global or space in self.disabled_global:
             out.append("global")
-        if key in self.disabled_project:
+        if key in self.disabled_project or space in self.disabled_project:
             out.append("project")
         return out
+
+
+def namespace_of(key: str) -> str | None:
+    """``<prefix>:*`` for a namespaced key (``review:pr-check``), None for a plain key."""
+    prefix, sep, _ = key.partition(":")
+    return f"{prefix}:*" if sep and prefix else None
+
+
+def is_namespace(key: str) -> bool:
+    """True for ``<prefix>:*``: every skill of a plugin, an MCP server or the Cursor rules."""
+    return len(key) > 2 and key.endswith(":*") and ":" not in key[:-2]
 
 
 def parse_state(data: Mapping[str, Any], *, path: Path) -> tuple[frozenset[str], dict[str, Any]]:

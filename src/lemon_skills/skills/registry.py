@@ -314,7 +314,10 @@ def _reusable(loaded: Loaded, cand: Candidate) -> Loaded | None:
     """A load outcome of the same file still valid for ``cand`` (not seen via another dir)."""
     e = loaded.entry
     if e is None or (
-        e.source == cand.source and e.search_dir == cand.search_dir and e.key == cand.key
+        e.source == cand.source
+        and e.search_dir == cand.search_dir
+        and e.key == cand.key
+        and e.bundle == cand.bundle
     ):
         return loaded
     return None

@@ -82,7 +82,7 @@ class McpSkillSource:
         switch = self._switches(cwd)
         if self._source is not None:
             return list(self._source.skill_servers(cwd or home(), switch))
-        if not switch and not may_offer_skills(cwd or home()):
+        if not may_offer_skills(cwd or home(), switched=bool(switch)):
             return []  # the common case, decided without loading the config parser
         from lemon_skills.mcp.config import resolve
 

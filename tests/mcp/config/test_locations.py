@@ -60,3 +60,9 @@ def test_the_paths_are_the_ones_the_resolver_reads(project, agent_dir):
     assert locations.global_config_path() == agent_dir / "mcp.json"
     assert locations.project_config_path(project) == project / ".lemon" / "mcp.json"
     assert resolve.global_config_path is locations.global_config_path
+
+
+def test_a_skills_json_switch_counts_only_where_a_server_is_configured(project):
+    assert not locations.may_offer_skills(project, switched=True, env={})
+    _write(locations.project_config_path(project), {"mcpServers": {"git": {"command": "g"}}})
+    assert locations.may_offer_skills(project, switched=True, env={})

@@ -9,10 +9,10 @@ import pytest
 
 import lemon_skills
 from lemon_skills.errors import ConfigError
+from lemon_skills.search import embed
 from lemon_skills.search import index as search_index
 from lemon_skills.skills import api, registry
 from lemon_skills.skills.ranking import find as ranking
-from lemon_skills.skills.ranking import semantic
 from lemon_skills.skills.ranking import snapshot as index_cache
 from lemon_skills.skills.ranking.index import build_index, dumps, loads
 from tests.helpers.skills import write_skill
@@ -196,7 +196,7 @@ def test_semantic_without_the_extra_installed_is_a_clear_error(
     project, project_skills, monkeypatch
 ):
     _corpus(project_skills)
-    monkeypatch.setattr(semantic, "MODEL_PACKAGE", "lemon_skills_no_such_model")
+    monkeypatch.setattr(embed, "MODEL_PACKAGE", "lemon_skills_no_such_model")
     with pytest.raises(ConfigError) as err:
         lemon_skills.find_relevant("deploy", cwd=project, semantic=True)
     assert "pip install" in (err.value.hint or "")

@@ -240,7 +240,11 @@ def _toggle(key: str, enabled: bool, cwd: Path | None, project: bool, as_json: b
 )
 @json_option
 def enable(key: str, cwd: Path | None = None, project: bool = False, as_json: bool = False) -> None:
-    """Enable a skill (removes it from skills.json's disabled list)."""
+    """Enable a skill (removes it from skills.json's disabled list).
+
+    KEY is one skill, or PREFIX:* for every skill of a plugin, an MCP server (whose skills are
+    then fetched) or the Cursor rules (cursor:*).
+    """
     _toggle(key, True, cwd, project, as_json)
 
 
@@ -254,7 +258,11 @@ def enable(key: str, cwd: Path | None = None, project: bool = False, as_json: bo
 def disable(
     key: str, cwd: Path | None = None, project: bool = False, as_json: bool = False
 ) -> None:
-    """Disable a skill: it stays on disk but is never offered to the agent."""
+    """Disable a skill: it stays on disk but is never offered to the agent.
+
+    KEY is one skill, or PREFIX:* for every skill of a plugin, an MCP server or the Cursor
+    rules, ones that appear later included.
+    """
     _toggle(key, False, cwd, project, as_json)
 
 

@@ -7,29 +7,19 @@ from pathlib import Path
 import click
 
 from lemon_skills.cli._output import (
-    F,
     agent_option,
     cwd_option,
     emit_json,
     files_option,
     json_option,
     note,
+    semantic_option,
     table,
 )
 from lemon_skills.search.metrics import Report, load_cases
 from lemon_skills.skills import api
 from lemon_skills.skills.ranking.find import Match
 from lemon_skills.skills.ranking.tuning import Tuning
-
-
-def semantic_option(f: F) -> F:
-    """``--semantic/--no-semantic``: add embedding similarity (default ``$LEMON_SEMANTIC``)."""
-    return click.option(
-        "--semantic/--no-semantic",
-        default=None,
-        help="Add embedding similarity to the lexical score (needs the semantic extra; "
-        "default: $LEMON_SEMANTIC).",
-    )(f)
 
 
 @click.command("find")

@@ -29,17 +29,22 @@ def project_config_path(cwd: Path) -> Path:
     return cwd / ".lemon" / "mcp.json"
 
 
-def may_offer_skills(cwd: Path, env: Mapping[str, str] | None = None) -> bool:
-    """False only when no config entry can turn a server's skills on in ``cwd``.
+def may_offer_skills(
+    cwd: Path, *, switched: bool = False, env: Mapping[str, str] | None = None
+) -> bool:
+    """False only when no configured server can offer skills in ``cwd``.
 
-    Reads the two mcp.json files and ``LEMON_MCP_SERVERS`` as text and looks for the
-    ``"skills"`` key; servers configured in code always count. A True is only a maybe: the
-    caller resolves the config to know which servers.
+    Reads the two mcp.json files and ``LEMON_MCP_SERVERS`` as text: with none of them (and no
+    server configured in code) there is no server; otherwise a server offers skills when the
+    ``"skills"`` key is there or, with ``switched`` (a skills.json ``<server>:*`` switch is on),
+    whenever any server is configured. A True is only a maybe: the caller resolves the config
+    to know which servers.
     """
     env = os.environ if env is None else env
     if settings_mod.settings().mcp_servers:
         return True
-    texts = [env.get("LEMON_MCP_SERVERS", "").encode()]
+    raw = env.get("LEMON_MCP_SERVERS", "")
+    texts = [raw.encode()] if raw.strip() else []
     for path in (project_config_path(cwd), global_config_path()):
         try:
             texts.append(path.read_bytes())
@@ -47,4 +52,6 @@ def may_offer_skills(cwd: Path, env: Mapping[str, str] | None = None) -> bool:
             continue
         except OSError:
             return True  # unreadable here: let the resolver report it
+    if switched:
+        return bool(texts)
     return any(_SKILLS_KEY in t or _ESCAPE in t for t in texts)

@@ -4,7 +4,8 @@ and Cursor rules, found next to the plain skill dirs of each scope.
 Project scope: the project as a plugin, extension or marketplace (its manifest in the project
 directory or at the git root), and the Cursor rules of the project directory and each parent up
 to the git root. Global scope: every plugin, extension or marketplace installed under
-``<agent dir>/plugins/``. The paths whose change means "look again" go into the scan's
+``<agent dir>/plugins/``. Skills installed from a plugin keep the bundle their lock record
+names. The paths whose change means "look again" go into the scan's
 ``watched`` map, so noticing a new plugin costs nothing on a warm call.
 """
 
@@ -23,6 +24,9 @@ PLUGINS_DIR = "plugins"
 
 def scan(source: Source, dirs: tuple[Path, ...], into: Scan) -> None:
     """Add the bundled skills and rules of one scope (given by its skill dirs) to ``into``."""
+    if dirs:
+        # The first dir is where `lemon skill install` puts a scope's skills.
+        plugins.label_installed(dirs[0], into)
     if source == "global":
         roots = plugins.installed_roots(agent_dir() / PLUGINS_DIR, into)
         plugins.scan_bundles(roots, "global", into)

