@@ -62,3 +62,13 @@ def project_skills(project: Path) -> Path:
     d = project / ".lemon" / "skill"
     d.mkdir(parents=True)
     return d
+
+
+@pytest.fixture
+def in_memory() -> None:
+    """Serve the smoke and rich fixture entries in this process over the SDK's in-memory
+    transport (``tests.helpers.mcp.in_process``): the protocol logic without a spawn each."""
+    from lemon_skills import settings
+    from tests.helpers.mcp import in_process
+
+    settings.configure(mcp_transport_factory=in_process)

@@ -19,6 +19,9 @@ from lemon_skills.context import current
 #: The names of the MCP servers configured for a directory (a skill's ``requires.mcp_servers``
 #: is checked against them). Injected, so the skills core never imports the MCP layer.
 McpServerNamesFn = Callable[[Path | None], Collection[str]]
+#: Given an MCP entry, a transport to use instead of its own (``None``: its own); typed loosely
+#: so this module never imports the MCP layer (see ``lemon_skills.mcp.manager``).
+McpTransportFn = Callable[[Any], Any]
 
 _UNSET: Any = object()
 
@@ -36,6 +39,7 @@ class Settings:
     mcp_cache_ttl_ms: int = 300_000
     mcp_refresh_interval_ms: int = 60_000
     mcp_server_names: McpServerNamesFn | None = None
+    mcp_transport_factory: McpTransportFn | None = None
     generation: int = 0
 
 
@@ -59,6 +63,7 @@ def configure(
     mcp_cache_ttl_ms: int = _UNSET,
     mcp_refresh_interval_ms: int = _UNSET,
     mcp_server_names: McpServerNamesFn | None = _UNSET,
+    mcp_transport_factory: McpTransportFn | None = _UNSET,
 ) -> Settings:
     """Set process-wide options; omitted keywords keep their value.
 
@@ -73,6 +78,8 @@ def configure(
     ``lemon_skills.mcp.validate_mcp_servers`` and skipped, never raised here.
     ``mcp_server_names`` (e.g. ``lemon_skills.mcp.configured_server_names``) lets skill
     status and prompts check the MCP servers skills require; without it that is not checked.
+    ``mcp_transport_factory(entry)`` may return a transport to use instead of the entry's own,
+    e.g. the SDK's ``InMemoryTransport(server)`` for a server running in this process.
     """
     changes: dict[str, Any] = {}
     if mcp_servers is not _UNSET:
@@ -81,6 +88,8 @@ def configure(
         changes["mcp_disabled"] = bool(mcp_disabled)
     if mcp_server_names is not _UNSET:
         changes["mcp_server_names"] = mcp_server_names
+    if mcp_transport_factory is not _UNSET:
+        changes["mcp_transport_factory"] = mcp_transport_factory
     for key, value in (
         ("mcp_cache_ttl_ms", mcp_cache_ttl_ms),
         ("mcp_refresh_interval_ms", mcp_refresh_interval_ms),

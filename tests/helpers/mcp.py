@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -11,6 +12,7 @@ from typing import Any
 
 SERVERS = Path(__file__).resolve().parent.parent / "mcp" / "servers"
 SMOKE_MODULE = "lemon_skills.selftest.fixtures.server"
+SAMPLING_MODULE = "lemon_skills.selftest.fixtures.sampling_server"
 
 
 def rich(name: str | None = "rich", *args: str, **extra: Any) -> dict[str, Any]:
@@ -35,6 +37,15 @@ def broken(name: str, mode: str, **extra: Any) -> dict[str, Any]:
     } | extra
 
 
+def configure_project(project: Path) -> Path:
+    """Give ``project`` an mcp.json with the smoke fixture (``fx``, as a named
+    ``mcpServers`` entry) and the rich fixture (``rich``, in the ``servers`` list)."""
+    (project / ".lemon").mkdir()
+    doc = {"mcpServers": {"fx": smoke("ignored") | {"name": "fx"}}, "servers": [rich("rich")]}
+    (project / ".lemon" / "mcp.json").write_text(json.dumps(doc), encoding="utf-8")
+    return project
+
+
 def kill_and_wait(pid: int, timeout_s: float = 5.0) -> None:
     """SIGKILL a server and wait until it is dead (a zombie or gone), so the test sees a
     server that died while idle, not one dying at the moment of the next request."""
@@ -50,3 +61,49 @@ def kill_and_wait(pid: int, timeout_s: float = 5.0) -> None:
             return
         time.sleep(0.005)
     raise TimeoutError(f"process {pid} still alive {timeout_s} s after SIGKILL")
+
+
+def in_process(config: Any) -> Any:
+    """A ``transport_factory``: the smoke, rich, sampling and policy fixture entries (as
+    ``smoke()``, ``rich()`` and the sampling and policy tests write them) are served in this
+    process over the SDK's in-memory transport, a fresh server per connection; any other entry
+    (and one with ``cwd``, ``--garbage`` or an ``env`` other than the policy fixture's state
+    directory, which only a real process honours) keeps its own transport."""
+    from mcp.client._memory import InMemoryTransport
+
+    from lemon_skills.mcp.config.entries import StdioServer
+
+    if not isinstance(config, StdioServer) or config.command != sys.executable:
+        return None
+    if config.cwd is not None:
+        return None
+    server = _fixture_server(list(config.args), dict(config.env))
+    return None if server is None else InMemoryTransport(server)
+
+
+def _fixture_server(args: list[str], env: dict[str, str]) -> Any:
+    if args == [str(SERVERS / "policy.py")] and set(env) <= {"POLICY_DIR"}:
+        from tests.mcp.servers import policy
+
+        state = env.get("POLICY_DIR")
+        return policy.build(Path(state) if state else Path("/nonexistent"))
+    if env:
+        return None
+    if args == ["-m", SMOKE_MODULE]:
+        from lemon_skills.selftest.fixtures import server as smoke_server
+
+        return smoke_server.build()
+    if args == ["-m", SAMPLING_MODULE]:
+        from lemon_skills.selftest.fixtures import sampling_server
+
+        return sampling_server.build()
+    if not args or args[0] != str(SERVERS / "rich.py"):
+        return None
+    from tests.mcp.servers import rich as rich_server
+
+    rest = args[1:]
+    if not rest:
+        return rich_server.build()
+    if len(rest) == 2 and rest[0] == "--name":
+        return rich_server.build(rest[1])
+    return None

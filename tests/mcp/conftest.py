@@ -36,6 +36,8 @@ def serve() -> Iterator[Callable[[Any], Served]]:
 
     yield start
     for served in running:
+        served.stop()
+    for served in running:
         served.close()
 
 

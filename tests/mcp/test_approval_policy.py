@@ -22,7 +22,7 @@ def entry(**extra: Any) -> dict[str, Any]:
     return {"name": "policy", "command": sys.executable, "args": [str(SERVER)]} | extra
 
 
-def test_destructive_asks_for_unannotated_and_destructive_tools_only(make_source):
+def test_destructive_asks_for_unannotated_and_destructive_tools_only(make_source, in_memory):
     asked: list[str] = []
 
     def decide(request: dict[str, Any]) -> bool:
@@ -42,7 +42,7 @@ def test_destructive_asks_for_unannotated_and_destructive_tools_only(make_source
     assert asked == ["plain", "delete"]
 
 
-def test_the_default_asks_nobody(make_source):
+def test_the_default_asks_nobody(make_source, in_memory):
     def decide(request: dict[str, Any]) -> bool:
         raise AssertionError("asked")
 
@@ -50,7 +50,7 @@ def test_the_default_asks_nobody(make_source):
     assert source.call_tool("mcp_policy_delete", {"key": "k"}).text == "deleted:k"
 
 
-def test_block_tools_still_applies_beside_approval(make_source):
+def test_block_tools_still_applies_beside_approval(make_source, in_memory):
     source = make_source(
         [entry(approve="always", block_tools=["delete"])], approve_call=lambda r: True
     )

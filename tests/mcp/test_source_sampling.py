@@ -23,6 +23,8 @@ from lemon_skills.selftest.fixtures.protected import Recorder
 from lemon_skills.selftest.fixtures.serve import Served
 from tests.helpers import approval_operator as operator
 
+pytestmark = pytest.mark.usefixtures("in_memory")
+
 
 def stdio_entry(sampling: dict[str, Any] | None = None, **_: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {

@@ -42,7 +42,7 @@ def test_a_result_over_the_budget_is_cut_and_saved_whole(make_source):
     assert tool.text.endswith("end of result]") and not tool.is_error
 
 
-def test_the_default_budget_is_25000_tokens(make_source):
+def test_the_default_budget_is_25000_tokens(make_source, in_memory):
     source = make_source([entry()])
     assert "spilled" not in source.call_tool("mcp_policy_big", {"size": 99_000}).details
     cut = source.call_tool("mcp_policy_big", {"size": 101_000})
@@ -52,7 +52,7 @@ def test_the_default_budget_is_25000_tokens(make_source):
     assert len(unlimited.call_tool("mcp_nolimit_big", {"size": 200_000}).text) == 200_000
 
 
-def test_blobs_never_become_text_and_big_ones_go_to_files(make_source):
+def test_blobs_never_become_text_and_big_ones_go_to_files(make_source, in_memory):
     source = make_source([entry(max_result_tokens=1000)])
     result = source.call_tool("mcp_policy_blob", {"size": 60_000})
     assert len(result.text) < 1000 and "image/png" in result.text
@@ -63,7 +63,7 @@ def test_blobs_never_become_text_and_big_ones_go_to_files(make_source):
         assert Path(link["uri"].removeprefix("file://")).stat().st_size == 60_000
 
 
-def test_saved_results_are_swept_after_their_ttl(make_source):
+def test_saved_results_are_swept_after_their_ttl(make_source, in_memory):
     source = make_source([entry(max_result_tokens=100)])
     first = Path(source.call_tool("mcp_policy_big", {"size": 5_000}).details["spilled"]["path"])
     old = time.time() - 2 * 24 * 3600

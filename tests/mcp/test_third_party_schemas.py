@@ -1,6 +1,6 @@
 """The live tool lists of third-party servers convert for OpenAI strict mode and Gemini (or
 say why not) and keep accepting their example arguments; the same check runs without the
-servers over their recorded lists in tests/data/server_tools.jsonl (tests/test_schemas.py).
+servers over their recorded lists in tests/data/server_tools.jsonl (tests/tool/test_schemas.py).
 Run with ``pytest -m integration`` (see test_third_party.py for installing the servers)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.mcp.test_third_party import everything_js, time_server
-from tests.test_schemas import check_conversions
+from tests.tool.test_schemas import check_conversions
 
 pytestmark = pytest.mark.integration
 

@@ -10,6 +10,8 @@ from lemon_skills.mcp.toolsearch import build_tool_index, find_tools, load_tool_
 from lemon_skills.search import embed
 from tests.helpers.mcp import rich
 
+pytestmark = pytest.mark.usefixtures("in_memory")
+
 TOOLS = [
     {
         "server": "github",

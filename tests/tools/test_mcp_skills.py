@@ -1,14 +1,21 @@
-"""Which configured MCP servers are asked for skills, and what that costs a listing."""
+"""The configured MCP servers as a source of skills: which are asked (only those whose skills
+are on) and what that costs a listing, listed once per change, wire entries turned into keyed
+remote skills."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
+import lemon_skills
 from lemon_skills.mcp.config.locations import project_config_path
+from lemon_skills.mcp.skills.client import WireFile, WireSkill
 from lemon_skills.skills import enablement
-from lemon_skills.tools.mcp_skills import McpSkillSource
+from lemon_skills.skills.remote.model import ORIGINAL_NAME_KEY
+from lemon_skills.tools.mcp_skills import MAX_LABEL_CHARS, McpSkillSource, switched_on, to_remote
 
 
 def _mcp_json(project, **servers):
@@ -38,3 +45,88 @@ def test_listing_with_only_tool_servers_does_not_load_the_config_parser(project)
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False"]
+
+
+DIGEST = "sha256:" + "0" * 64
+
+
+def wire(uri: str, name: str, **front: Any) -> WireSkill:
+    fm = {"name": name, "description": "Fill PDF forms.", **front}
+    return WireSkill(uri, fm, (WireFile(uri, DIGEST, 10),))
+
+
+def test_a_skill_under_a_path_prefix_is_keyed_by_its_whole_path():
+    flat, nested = to_remote(
+        "srv",
+        [wire("skill://pdf/SKILL.md", "pdf"), wire("skill://acme/billing/pdf/SKILL.md", "pdf")],
+    )
+    assert (flat.key, nested.key) == ("srv:pdf", "srv:acme.billing.pdf")
+    assert flat.files == (("skill://pdf/SKILL.md", DIGEST, 10),)
+
+
+def test_the_own_name_a_lemon_server_keeps_in_metadata_becomes_the_label():
+    meta = {ORIGINAL_NAME_KEY: "Burp Suite Testing", "version": "1"}
+    (s,) = to_remote("srv", [wire("skill://burp/SKILL.md", "burp", metadata=meta)])
+    assert (s.name, s.label, s.key) == ("burp", "Burp Suite Testing", "srv:burp")
+
+
+def test_a_label_that_is_not_a_short_text_is_ignored():
+    for odd in (["a"], "", "   ", "x" * (MAX_LABEL_CHARS + 1)):
+        (s,) = to_remote(
+            "srv", [wire("skill://b/SKILL.md", "b", metadata={ORIGINAL_NAME_KEY: odd})]
+        )
+        assert s.label is None, odd
+    (s,) = to_remote("srv", [wire("skill://b/SKILL.md", "b", metadata="not a mapping")])
+    assert s.label is None
+
+
+def test_a_server_is_switched_on_by_its_star_setting(project: Path):
+    assert switched_on(project) == set()
+    lemon_skills.enable("srv:*", cwd=project)
+    assert switched_on(project) == {"srv"}
+
+
+class FakeMcp:
+    """The parts of an McpSource the skill source uses, counting what it was asked."""
+
+    def __init__(self, servers: list[str]) -> None:
+        self.servers = servers
+        self.generation = 0
+        self.listed = 0
+        self.reads: list[tuple[str, str]] = []
+
+    def skill_servers(self, cwd: Path, switch: frozenset[str]) -> list[str]:
+        return [s for s in self.servers if s in switch]
+
+    def skill_generation(self, cwd: Path, names: list[str]) -> int:
+        return self.generation
+
+    def skill_listings(self, where: Path, names: tuple[str, ...], *, limit: int) -> list[Any]:
+        self.listed += 1
+        return [(n, [wire("skill://pdf/SKILL.md", "pdf")], []) for n in names]
+
+    def read_skill_file(self, where: Path, server: str, uri: str, *, limit: int) -> bytes:
+        self.reads.append((server, uri))
+        return b"data"
+
+
+def test_a_server_nobody_enabled_is_never_asked_for_skills(project: Path):
+    mcp = FakeMcp(["srv"])
+    source = McpSkillSource(mcp)
+    assert source.listings(project) == []
+    assert source.generation(project) == ()
+    assert mcp.listed == 0
+
+
+def test_listings_are_kept_until_the_server_reports_a_change(project: Path):
+    lemon_skills.enable("srv:*", cwd=project)
+    mcp = FakeMcp(["srv", "other"])
+    source = McpSkillSource(mcp)
+    (listing,) = source.listings(project)
+    assert listing.server == "srv" and [s.key for s in listing.skills] == ["srv:pdf"]
+    assert source.listings(project) == [listing] and mcp.listed == 1
+    mcp.generation += 1  # list_changed
+    source.listings(project)
+    assert mcp.listed == 2
+    assert listing.fetch("skill://pdf/SKILL.md", 100) == b"data"
+    assert mcp.reads == [("srv", "skill://pdf/SKILL.md")]

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import pytest
+
 import lemon_skills
 from lemon_skills.mcp.source import McpSource
 from lemon_skills.tool import to_anthropic, to_openai
 from lemon_skills.tools import ToolRegistry
 from tests.helpers.mcp import smoke
 from tests.helpers.skills import write_skill
+
+pytestmark = pytest.mark.usefixtures("in_memory")
 
 
 def test_one_call_gives_the_skills_and_the_tools_within_one_budget(project, project_skills):

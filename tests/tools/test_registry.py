@@ -11,6 +11,8 @@ from lemon_skills.mcp.source import McpSource
 from lemon_skills.tools import Tool, ToolContext, ToolRegistry, ToolResult
 from tests.helpers.mcp import smoke
 
+pytestmark = pytest.mark.usefixtures("in_memory")
+
 
 def make_tool(name: str, text: str) -> Tool:
     def handler(params: dict[str, object], ctx: ToolContext) -> ToolResult:

@@ -607,13 +607,20 @@ def _print_issues_dicts(issues: list[dict[str, Any]]) -> None:
     metavar="NAME",
     help="Serve only what this agent's skill profile (skills.json profiles) lets it see.",
 )
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Print what would be served, what is served under another name and what cannot be "
+    "served and why, then exit (1 when a skill cannot be served).",
+)
 def serve_cmd(
     http: str | None,
     skills_only: bool,
     allow_write: bool,
+    check: bool = False,
     cwd: Path | None = None,
     agent: str | None = None,
-) -> None:
+) -> int | None:
     """Serve this project's skills to any MCP host (SEP-2640 skills, prompts and tools).
 
     Read-only unless --allow-write. Serves what `lemon prompt` would offer, and tells
@@ -626,13 +633,37 @@ def serve_cmd(
     options = Options(
         cwd=resolve_cwd(cwd), tools=not skills_only, allow_write=allow_write, agent=agent
     )
+    if check:
+        return _serve_check(options)
     if http is None:
         anyio.run(serve_stdio, options)
-        return
+        return None
     host, _, port = http.rpartition(":")
     if not host or not port.isdigit():
         raise click.BadParameter("expected HOST:PORT, e.g. 127.0.0.1:8765", param_hint="--http")
     anyio.run(serve_http, options, host, int(port))
+    return None
+
+
+def _serve_check(options: Any) -> int:
+    from lemon_skills.skills.remote.model import ORIGINAL_NAME_KEY
+    from lemon_skills.tools.serve.server import checked
+
+    catalog = checked(options)
+    click.echo(f"{len(catalog.skills)} skills served")
+    renamed = catalog.renamed()
+    if renamed:
+        click.echo(
+            f"{len(renamed)} served under their folder name (their own name breaks the Agent "
+            f"Skills naming rules; it is kept in metadata {ORIGINAL_NAME_KEY!r}):"
+        )
+        for key, own, served in renamed:
+            click.echo(f"  {key}: {own!r} as {served!r}")
+    if catalog.skipped:
+        click.echo(f"{len(catalog.skipped)} not served:")
+        for why in catalog.skipped:
+            click.echo(f"  {why}")
+    return 1 if catalog.skipped else 0
 
 
 def _register_eval() -> None:

@@ -7,7 +7,9 @@ exists, the server's stderr kept as a bounded tail for error messages, a ``close
 fires when the transport ends (a crashed stdio server, a dropped SSE stream), and readable
 error texts. Seams for the auth and sampling layers: ``auth`` (an ``httpx2.Auth`` for
 HTTP/SSE), ``http_client`` (Streamable HTTP), ``sampling_callback`` and
-``elicitation_callback``.
+``elicitation_callback``; ``transport`` replaces the entry's own transport with another, e.g.
+the SDK's ``InMemoryTransport(server)`` for a server running in this process (nothing is
+spawned or dialled then).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import math
 import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +49,8 @@ SSE_READ_TIMEOUT_S = 24 * 3600.0
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 NotificationFn = Callable[[Any], Awaitable[None]]
+#: An open-able transport: entering it gives the (read, write) streams of one session.
+TransportCM = AbstractAsyncContextManager[tuple[Any, Any]]
 
 
 @dataclass(eq=False)
@@ -128,6 +132,7 @@ async def connect(
     client_info: Implementation | None = None,
     ready_timeout: float | None = None,
     probe: Probe | None = None,
+    transport: TransportCM | None = None,
 ) -> AsyncIterator[Connection]:
     """Open a session; the handshake (``server/discover`` or ``initialize``) is done on entry.
 
@@ -135,7 +140,8 @@ async def connect(
     handshake must finish within ``ready_timeout`` seconds (default: the entry's
     ``ready_timeout_ms``, plus the sign-in time of an interactive OAuth login); after that the
     session lives until the block exits. ``probe`` (optional) is filled with what the attempt
-    observes (stderr, bad stdout lines, closure).
+    observes (stderr, bad stdout lines, closure). ``transport`` (optional) is used instead of
+    the one the entry names; the entry's command, URL and headers are then not used.
 
     Raises:
         McpConnectError: the command is missing or the server could not be reached or
@@ -151,11 +157,14 @@ async def connect(
     with anyio.CancelScope(deadline=anyio.current_time() + ready_s) as scope:
         async with AsyncExitStack() as stack:
             errlog = None
-            if isinstance(config, StdioServer):
+            if transport is None and isinstance(config, StdioServer):
                 seen.stderr.path = log_path(config)
                 seen.pipe = StderrPipe(seen.stderr)
                 errlog = seen.pipe.open(stack)
-            transport = await _open_transport(config, env, stack, errlog, auth, http_client, seen)
+            if transport is None:
+                transport = await _open_transport(
+                    config, env, stack, errlog, auth, http_client, seen
+                )
             client = Client(
                 _Watched(transport, seen.closed),
                 mode=config.protocol,

@@ -27,6 +27,7 @@ from lemon_skills.mcp.config.entries import ServerConfig
 from lemon_skills.mcp.connect import (
     Connection,
     Probe,
+    TransportCM,
     connect,
     describe,
     startup_failure,
@@ -40,6 +41,7 @@ T = TypeVar("T")
 AuthFactory = Callable[[ServerConfig], "httpx2.Auth | None"]
 SamplingFactory = Callable[[ServerConfig], "SamplingFnT | None"]
 ElicitationFactory = Callable[[ServerConfig], "ElicitationFnT | None"]
+TransportFactory = Callable[[ServerConfig], "TransportCM | None"]
 ProgressFn = Callable[[int, int], None]
 
 #: Extra time a waiter allows beyond a server's ready timeout (teardown of a failed attempt).
@@ -64,7 +66,8 @@ class McpManager:
     run the loop only during calls (the synchronous facade) turn it off and reconnect from
     ``connect_all`` / ``request`` instead. ``auth_factory``, ``sampling_factory`` and
     ``elicitation_factory`` give the per-server ``httpx2.Auth``, sampling and elicitation
-    callbacks (``None``: no auth; the capability is not advertised). A server whose
+    callbacks (``None``: no auth; the capability is not advertised); ``transport_factory``
+    may serve an entry in-process instead (``None``: its own transport). A server whose
     interactive sign-in failed is not retried on its own (that would ask the operator again):
     only a forced attempt (``refresh``) tries again.
     """
@@ -75,6 +78,7 @@ class McpManager:
         auth_factory: AuthFactory | None = None,
         sampling_factory: SamplingFactory | None = None,
         elicitation_factory: ElicitationFactory | None = None,
+        transport_factory: TransportFactory | None = None,
         auto_retry: bool = True,
         backoff_base_s: float = 1.0,
         backoff_max_s: float = 60.0,
@@ -83,6 +87,7 @@ class McpManager:
         self._auth_factory = auth_factory
         self._sampling_factory = sampling_factory
         self._elicitation_factory = elicitation_factory
+        self._transport_factory = transport_factory
         self._auto_retry = auto_retry
         self._backoff = (backoff_base_s, backoff_max_s)
         self._client_info = client_info
@@ -411,6 +416,7 @@ class McpManager:
         begin_attempt(auth)
         sampling = self._sampling_factory(cfg) if self._sampling_factory else None
         elicitation = self._elicitation_factory(cfg) if self._elicitation_factory else None
+        transport = self._transport_factory(cfg) if self._transport_factory else None
 
         async def on_notification(message: Any) -> None:
             root = getattr(message, "root", message)
@@ -427,6 +433,7 @@ class McpManager:
             on_notification=on_notification,
             client_info=self._client_info,
             probe=probe,
+            transport=transport,
         )
 
     def _up(self, h: ServerHandle, conn: Connection, listing: Any) -> None:

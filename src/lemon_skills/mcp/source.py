@@ -38,6 +38,7 @@ from lemon_skills.mcp.manager import (
     McpManager,
     ProgressFn,
     SamplingFactory,
+    TransportFactory,
 )
 from lemon_skills.mcp.report import ListingKind, Report, collect, require_server
 from lemon_skills.mcp.runtime import Runtime
@@ -71,6 +72,9 @@ class McpSource:
         auth_factory / sampling_factory / elicitation_factory: per-server ``httpx2.Auth``,
             sampling and elicitation callbacks, replacing the defaults (which build auth from
             an entry's ``oauth`` and sampling from its ``sampling``; see ``factories.py``).
+        transport_factory: per-server transport replacing the entry's own, or ``None`` to
+            keep it: e.g. the SDK's ``InMemoryTransport(server)`` for a server running in this
+            process; default from ``configure(mcp_transport_factory=...)``.
     """
 
     def __init__(
@@ -87,6 +91,7 @@ class McpSource:
         auth_factory: AuthFactory | None = None,
         sampling_factory: SamplingFactory | None = None,
         elicitation_factory: ElicitationFactory | None = None,
+        transport_factory: TransportFactory | None = None,
         approve_call: HostDecision | None = None,
     ) -> None:
         settings = settings_mod.settings()
@@ -101,6 +106,7 @@ class McpSource:
             "sampling_factory": sampling_factory
             or default_sampling(delegate=sampling_delegate, approvals=approvals),
             "elicitation_factory": elicitation_factory,
+            "transport_factory": transport_factory or settings.mcp_transport_factory,
         }
         self._approver = call_approver(approvals=approvals, decide=approve_call)
         self._rt = Runtime(self._new_core, factories, self.refresh_interval_ms / 1000)

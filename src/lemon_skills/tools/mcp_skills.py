@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -17,10 +17,12 @@ from lemon_skills.mcp.config.locations import may_offer_skills
 from lemon_skills.paths import home, scope_root
 from lemon_skills.skills import enablement
 from lemon_skills.skills.discovery import file_sig
-from lemon_skills.skills.remote.model import Listing, RemoteFile, RemoteSkill
+from lemon_skills.skills.remote.model import ORIGINAL_NAME_KEY, Listing, RemoteFile, RemoteSkill
 
 #: How long a listing is trusted without a list_changed notification.
 LISTING_TTL_S = 60.0
+#: The longest original name a served skill is shown by (a longer one is ignored).
+MAX_LABEL_CHARS = 128
 #: The per-skill setting (in skills.json) that turns a server's skills on.
 SERVER_SWITCH = "{server}:*"
 
@@ -49,16 +51,27 @@ def to_remote(server: str, wire: Sequence[Any]) -> list[RemoteSkill]:
         files = None if w.files is None else cast("tuple[RemoteFile, ...]", w.files)
         out.append(
             RemoteSkill(
-                server=server,
-                uri=w.uri,
-                name=name,
-                description=description if isinstance(description, str) else "",
-                frontmatter=fm,
-                files=files,
-                alias=None if path == name else path.replace("/", "."),
+                server,
+                w.uri,
+                name,
+                description if type(description) is str else "",
+                fm,
+                files,
+                None if path == name else path.replace("/", "."),
+                _label(fm),
             )
         )
     return out
+
+
+def _label(frontmatter: Mapping[str, Any]) -> str | None:
+    """The skill's name on its origin's disk when it was served under another (see
+    ``ORIGINAL_NAME_KEY``), if it is a short one-line text."""
+    meta = frontmatter.get("metadata")
+    label = meta.get(ORIGINAL_NAME_KEY) if isinstance(meta, Mapping) else None
+    if type(label) is not str or not label.strip() or len(label) > MAX_LABEL_CHARS:
+        return None
+    return label
 
 
 class McpSkillSource:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from mcp import types
 
 from lemon_skills.mcp.catalog.build import CatalogEntry, build
@@ -13,6 +14,8 @@ from lemon_skills.mcp.config.entries import Filters
 from lemon_skills.mcp.handle import Listing
 from lemon_skills.mcp.source import McpSource
 from tests.helpers.mcp import rich
+
+pytestmark = pytest.mark.usefixtures("in_memory")
 
 RESOURCE_TOOLS = {"resources_list", "resource_read"}
 PROMPT_TOOLS = {"prompts_list", "prompt_get"}

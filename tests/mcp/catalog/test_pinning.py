@@ -1,5 +1,6 @@
-"""Tool pinning against a server that changes a tool between connections (stdio and HTTP) and
-hides instructions in a description: the tool is withheld, status says why, until approved."""
+"""Tool pinning against a server that changes a tool between connections (served in-process,
+a fresh server per connection, and over real HTTP) and hides instructions in a description:
+the tool is withheld, status says why, until approved."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from lemon_skills.mcp.catalog.pinning import pins_path
 from tests.mcp.servers import policy
 
 SERVER = Path(policy.__file__)
+
+pytestmark = pytest.mark.usefixtures("in_memory")
 
 
 def entry(state: Path, **extra: Any) -> dict[str, Any]:

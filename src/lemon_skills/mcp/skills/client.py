@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import mcp.types as types
@@ -27,8 +26,7 @@ class WireFile(NamedTuple):
     size: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class WireSkill:
+class WireSkill(NamedTuple):
     """One listed skill as the server sent it (checked by the skills layer before use)."""
 
     uri: str
@@ -36,17 +34,23 @@ class WireSkill:
     files: tuple[WireFile, ...] | None
 
 
-def _file(raw: object) -> WireFile | None:
-    if type(raw) is not dict:
-        return None
-    uri, digest, size = raw.get("uri"), raw.get("digest"), raw.get("size")
-    if type(uri) is not str:
-        return None
-    return WireFile(
-        uri,
-        digest if type(digest) is str else None,
-        size if type(size) is int and size >= 0 else None,
-    )
+def _files(res: list[Any]) -> tuple[WireFile, ...] | None:
+    """The resources items as files; None when one lacks a uri. (A listing is parsed on
+    every refresh, hundreds of entries at a time: exact type tests, no copies.)"""
+    out = []
+    for r in res:
+        uri = r.get("uri") if type(r) is dict else None
+        if type(uri) is not str:
+            return None
+        digest, size = r.get("digest"), r.get("size")
+        out.append(
+            WireFile(
+                uri,
+                digest if type(digest) is str else None,
+                size if type(size) is int and size >= 0 else None,
+            )
+        )
+    return tuple(out)
 
 
 def parse_entries(raw: Sequence[object]) -> tuple[list[WireSkill], list[str]]:
@@ -54,21 +58,21 @@ def parse_entries(raw: Sequence[object]) -> tuple[list[WireSkill], list[str]]:
     skills: list[WireSkill] = []
     problems: list[str] = []
     for i, item in enumerate(raw):
-        if not isinstance(item, Mapping):
+        if type(item) is not dict and not isinstance(item, Mapping):
             problems.append(f"skills[{i}] is not an object")
             continue
         uri, fm, res = item.get("uri"), item.get("frontmatter"), item.get("resources")
-        if not isinstance(uri, str) or not isinstance(fm, Mapping):
+        if type(uri) is not str or not isinstance(fm, Mapping):
             problems.append(f"skills[{i}] lacks a uri or a frontmatter object")
             continue
         files: tuple[WireFile, ...] | None = None
-        if isinstance(res, list):
-            parsed = [_file(r) for r in res]
-            if any(f is None for f in parsed):
+        if type(res) is list:
+            files = _files(res)
+            if files is None:
                 problems.append(f"{uri}: a resources item lacks a uri")
                 continue
-            files = tuple(f for f in parsed if f is not None)
-        skills.append(WireSkill(uri, dict(fm), files))
+        # The page was parsed for this call alone: its frontmatter objects are ours to keep.
+        skills.append(WireSkill(uri, fm if type(fm) is dict else dict(fm), files))
     return skills, problems
 
 

@@ -84,11 +84,25 @@ class _Text:
         return build_manifest(self.skill.frontmatter)
 
 
+#: The characters ``str.split()`` splits ASCII text on, besides the space.
+_ASCII_BREAKS = ("\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "  ")
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every run of whitespace one space, as a local manifest has it. Most
+    descriptions are one clean ASCII line already; finding that is cheaper than rebuilding
+    them, which matters when a listing of hundreds is converted on every refresh."""
+    clean = text.isascii() and text[:1] != " " and text[-1:] != " "
+    if clean and not any(c in text for c in _ASCII_BREAKS):
+        return text
+    return " ".join(text.split())
+
+
 def _entry(skill: RemoteSkill, fetch: Fetch, cwd: Path | None) -> Entry:
     return remote_entry(
         skill.key,
-        skill.name,
-        " ".join(skill.description.split()),
+        skill.name if skill.label is None else _one_line(skill.label),
+        _one_line(skill.description),
         skill.uri,
         cwd,
         skill.server,

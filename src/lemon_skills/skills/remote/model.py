@@ -11,6 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
+#: The frontmatter ``metadata`` key under which ``lemon mcp serve`` keeps a skill's own name
+#: when that name breaks the Agent Skills naming rules and the skill is served under its folder
+#: name instead; a lemon consumer shows and ranks the skill by it, as on disk.
+ORIGINAL_NAME_KEY = "lemon-skills/name"
+
 
 class RemoteFile(NamedTuple):
     """One file of a remote skill as its listing describes it."""
@@ -33,6 +38,9 @@ class RemoteSkill:
     files: tuple[RemoteFile, ...] | None
     #: The skill path (``/`` as ``.``) when it is more than the name: keys the skill instead.
     alias: str | None = None
+    #: The name the skill has on its origin's disk when it was served under another
+    #: (``ORIGINAL_NAME_KEY``): what the skill is shown and ranked by.
+    label: str | None = None
 
     @property
     def key(self) -> str:

@@ -1,7 +1,9 @@
 """The skills ``lemon mcp serve`` publishes, in SEP-2640 form: one entry per skill, every file
 with its size and sha256, built from the registry view exactly as ``lemon prompt`` sees it.
 
-Digests are cached by each file's stat signature, so a rebuild after one edit hashes one file.
+Digests and frontmatter are cached by each file's stat signature and every skill's listing
+entry by its file list, so a rebuild after one edit hashes and parses one file, and a rebuild
+after none builds nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import mimetypes
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +24,16 @@ from lemon_skills.skills.api import prompt_catalogue
 from lemon_skills.skills.manifest import split_frontmatter
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.registry import View
+from lemon_skills.skills.remote.model import ORIGINAL_NAME_KEY
 from lemon_skills.skills.selection.profiles import Profile
 
 #: Bounds a served skill keeps within (the extension's own server-side limits).
 MAX_FILES = 512
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_WORDS = re.compile(r"[a-z0-9]+")
+#: A uri host name (RFC 3986 reg-name) in the characters a folder name uses.
+_HOST = re.compile(r"^[A-Za-z0-9._~-]+$")
 _SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv"})
 
 
@@ -38,6 +44,8 @@ class ServedFile:
     path: str
     digest: str
     size: int
+    #: What is served when it is not the file's bytes (a SKILL.md served under another name).
+    data: bytes | None = None
 
     @property
     def mime(self) -> str:
@@ -52,14 +60,22 @@ class ServedSkill:
     uri: str
     frontmatter: Mapping[str, Any]
     files: tuple[ServedFile, ...]
+    #: The ``skills/list`` entry (built once per change of the skill's files).
+    listed: Mapping[str, Any]
 
     def wire(self) -> dict[str, Any]:
         """The ``skills/list`` entry."""
-        return {
-            "uri": self.uri,
-            "frontmatter": dict(self.frontmatter),
-            "resources": [{"uri": f.uri, "digest": f.digest, "size": f.size} for f in self.files],
-        }
+        return dict(self.listed)
+
+
+def _listed(
+    uri: str, frontmatter: Mapping[str, Any], files: tuple[ServedFile, ...]
+) -> dict[str, Any]:
+    return {
+        "uri": uri,
+        "frontmatter": dict(frontmatter),
+        "resources": [{"uri": f.uri, "digest": f.digest, "size": f.size} for f in files],
+    }
 
 
 class Catalog:
@@ -67,6 +83,11 @@ class Catalog:
 
     def __init__(self) -> None:
         self._digests: dict[str, tuple[tuple[int, int], str]] = {}
+        self._fronts: dict[str, tuple[tuple[int, int], dict[str, Any] | None]] = {}
+        self._renames: dict[
+            str, tuple[tuple[tuple[int, int], str], tuple[dict[str, Any], ServedFile] | None]
+        ] = {}
+        self._listed: dict[tuple[str, tuple[ServedFile, ...]], Mapping[str, Any]] = {}
         self.skills: dict[str, ServedSkill] = {}
         self.files: dict[str, tuple[ServedSkill, ServedFile]] = {}
         self.skipped: list[str] = []
@@ -80,7 +101,9 @@ class Catalog:
         served changed."""
         skills: dict[str, ServedSkill] = {}
         skipped: list[str] = []
-        for entry in prompt_catalogue(view, profile):
+        # Skills served under their own names first: one renamed into a taken name yields.
+        ordered = sorted(prompt_catalogue(view, profile), key=lambda e: not valid_name(e.name))
+        for entry in ordered:
             if entry.source == "mcp":
                 continue  # a skill from another server is not ours to publish
             served, why = self._serve(entry)
@@ -90,17 +113,30 @@ class Catalog:
                 skipped.append(f"{entry.key}: its name is served by another skill")
             else:
                 skills[served.uri] = served
-        wire = [s.wire() for s in skills.values()]
-        fp = hashlib.sha256(json.dumps(wire, sort_keys=True, default=str).encode()).hexdigest()
+        # Every listed field derives from the files (the frontmatter from SKILL.md), so their
+        # uris and digests say whether anything served changed.
+        fp = hashlib.sha256(
+            "\n".join(f"{f.uri} {f.digest}" for s in skills.values() for f in s.files).encode()
+        ).hexdigest()
         self.skipped = skipped
         if fp == self.fingerprint:
             return False
         self.skills = skills
-        self.wire = wire
+        self.wire = [dict(s.listed) for s in skills.values()]
+        self._listed = {(s.uri, s.files): s.listed for s in skills.values()}
         self.files = {f.uri: (s, f) for s in skills.values() for f in s.files}
         self.fingerprint = fp
         self.generation += 1
         return True
+
+    def renamed(self) -> list[tuple[str, str, str]]:
+        """``(key, own name, served name)`` of every skill served under its folder name
+        because its own name breaks the naming rules."""
+        return [
+            (s.entry.key, s.entry.name, str(s.frontmatter.get("name")))
+            for s in self.skills.values()
+            if s.frontmatter.get("name") != s.entry.name
+        ]
 
     def by_name(self, key: str) -> ServedSkill | None:
         """The served skill of local key ``key``."""
@@ -108,11 +144,18 @@ class Catalog:
 
     def _serve(self, entry: Entry) -> tuple[ServedSkill | None, str]:
         name = entry.name
-        if not _NAME.match(name) or len(name) > 64:
-            return None, f"name {name!r} breaks the Agent Skills naming rules"
+        served_name = name if valid_name(name) else spec_name(entry.key)
+        if served_name is None:
+            return None, (
+                f"its name {name!r} breaks the Agent Skills naming rules (1-64 lowercase "
+                f"letters, digits and single hyphens) and its folder name {entry.key!r} "
+                "gives no valid one to serve it under"
+            )
         # A skill whose folder is not its name keeps the folder as a path prefix, so skills
-        # of one name from different folders stay apart (the name is the last segment).
-        root = f"skill://{name}/" if entry.key == name else f"skill://{entry.key}/{name}/"
+        # of one name from different folders stay apart (the name is the last segment); a
+        # skill served under its folder's name needs none.
+        prefix = None if served_name != name or entry.key == name else _segment(entry.key)
+        root = f"skill://{served_name}/" if prefix is None else f"skill://{prefix}/{served_name}/"
         files: list[ServedFile] = []
         total = 0
         for rel in _walk(entry.path):
@@ -125,12 +168,51 @@ class Catalog:
             if total > MAX_TOTAL_BYTES:
                 return None, f"larger than {MAX_TOTAL_BYTES} bytes"
             files.append(f)
-        if not any(f.rel == "SKILL.md" for f in files):
+        main = next((f for f in files if f.rel == "SKILL.md"), None)
+        if main is None:
             return None, "no SKILL.md"
-        front = _frontmatter(entry)
+        front = self._frontmatter(entry, main)
         if front is None or front.get("name") != name:
             return None, "its SKILL.md has no YAML frontmatter naming it"
-        return ServedSkill(entry, root + "SKILL.md", front, tuple(files)), ""
+        if served_name != name:
+            renamed = self._renamed(entry, main, front, served_name)
+            if renamed is None:
+                return None, f"its SKILL.md could not be served under the name {served_name!r}"
+            front, main_served = renamed
+            files = [main_served if f is main else f for f in files]
+        uri, served = root + "SKILL.md", tuple(files)
+        listed = self._listed.get((uri, served))
+        if listed is None:
+            listed = _listed(uri, front, served)
+        return ServedSkill(entry, uri, front, served, listed), ""
+
+    def _renamed(
+        self, entry: Entry, main: ServedFile, front: Mapping[str, Any], served_name: str
+    ) -> tuple[dict[str, Any], ServedFile] | None:
+        """The frontmatter and SKILL.md of a skill served under ``served_name``: the name
+        replaced, the skill's own name kept in ``metadata`` (``ORIGINAL_NAME_KEY``), the body as
+        it is. The listing and the served file carry the same frontmatter, as the extension
+        requires; digest and size are those of the served bytes."""
+        sig = self._digests[main.path][0]
+        hit = self._renames.get(main.path)
+        if hit is not None and hit[0] == (sig, served_name):
+            return hit[1]
+        found = _renamed_text(entry, front, served_name)
+        out = None
+        if found is not None:
+            new_front, data = found
+            digest = "sha256:" + hashlib.sha256(data).hexdigest()
+            out = new_front, replace(main, digest=digest, size=len(data), data=data)
+        self._renames[main.path] = ((sig, served_name), out)
+        return out
+
+    def _frontmatter(self, entry: Entry, main: ServedFile) -> dict[str, Any] | None:
+        sig = self._digests[main.path][0]
+        hit = self._fronts.get(main.path)
+        if hit is None or hit[0] != sig:
+            hit = (sig, _frontmatter(entry))
+            self._fronts[main.path] = hit
+        return hit[1]
 
     def _file(self, base: Path, rel: str, root: str) -> ServedFile | None:
         path = os.path.join(base, rel)
@@ -151,6 +233,48 @@ class Catalog:
         return ServedFile(rel, root + rel, path, hit[1], st.st_size)
 
 
+def valid_name(name: str) -> bool:
+    """``name`` follows the Agent Skills naming rules (what a served skill's uri ends in)."""
+    return len(name) <= 64 and _NAME.match(name) is not None
+
+
+def spec_name(folder: str) -> str | None:
+    """The name a skill whose own name breaks the rules is served under: its folder name when
+    that follows them, else the folder name lowercased with every run of other characters one
+    hyphen (None when nothing is left)."""
+    if valid_name(folder):
+        return folder
+    name = "-".join(_WORDS.findall(folder.lower()))[:64].strip("-")
+    return name if name and valid_name(name) else None
+
+
+def _segment(folder: str) -> str:
+    """``folder`` as the first segment of a uri: as it is when it is a valid host name (the
+    segment sits where a uri's authority does), else the name it gives (or a digest of it)."""
+    if _HOST.match(folder):
+        return folder
+    return spec_name(folder) or hashlib.sha256(folder.encode()).hexdigest()[:16]
+
+
+def _renamed_text(
+    entry: Entry, front: Mapping[str, Any], served_name: str
+) -> tuple[dict[str, Any], bytes] | None:
+    try:
+        split = split_frontmatter(entry.content())
+    except (OSError, UnicodeDecodeError, ManifestError):
+        return None
+    meta = front.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        return None  # nowhere to keep the skill's own name
+    new_front = {
+        **front,
+        "name": served_name,
+        "metadata": {**(meta or {}), ORIGINAL_NAME_KEY: front["name"]},
+    }
+    text = f"---\n{_yaml.safe_dump(new_front)}---\n\n{split.body}\n"
+    return new_front, text.encode("utf-8")
+
+
 def _frontmatter(entry: Entry) -> dict[str, Any] | None:
     """The SKILL.md frontmatter verbatim (as JSON values), or None when it has none."""
     try:
@@ -166,20 +290,27 @@ def _frontmatter(entry: Entry) -> dict[str, Any] | None:
 
 
 def _walk(skill_dir: Path) -> list[str]:
-    """Regular files under the skill dir, as sorted posix paths (no symlinks, no hidden dirs)."""
+    """Regular files under the skill dir, as sorted posix paths (no symlinks, no hidden dirs):
+    each folder's files, then its subfolders in order."""
     out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(skill_dir):
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if d not in _SKIP_DIRS
-            and not d.startswith(".")
-            and not os.path.islink(os.path.join(dirpath, d))
-        )
-        rel_dir = os.path.relpath(dirpath, skill_dir)
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            if os.path.islink(full) or not os.path.isfile(full):
-                continue
-            out.append(name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/"))
+    _visit(os.fspath(skill_dir), "", out)
     return out
+
+
+def _visit(folder: str, prefix: str, out: list[str]) -> None:
+    try:
+        with os.scandir(folder) as it:
+            found = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    subdirs = []
+    for e in found:
+        if e.is_symlink():
+            continue
+        if e.is_dir(follow_symlinks=False):
+            if e.name not in _SKIP_DIRS and not e.name.startswith("."):
+                subdirs.append(e)
+        elif e.is_file(follow_symlinks=False):
+            out.append(prefix + e.name)
+    for d in subdirs:
+        _visit(d.path, f"{prefix}{d.name}/", out)

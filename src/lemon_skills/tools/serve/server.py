@@ -92,6 +92,11 @@ class SkillServer:
         # One request's session proxy per connection: the SDK builds a proxy per request, and
         # a proxy notifies on its connection's own channel after its request is done.
         self.sessions: dict[int, Any] = {}
+        # The resources/list result, built once per catalogue generation.
+        self._resources: tuple[int, types.ListResourcesResult] = (
+            -1,
+            types.ListResourcesResult(resources=[]),
+        )
         self.refresh()
         self.server = self._build()
 
@@ -148,6 +153,13 @@ class SkillServer:
 
     async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
         self._seen(ctx)
+        generation, listed = self._resources
+        if generation != self.catalog.generation:
+            listed = self._build_resources()
+            self._resources = (self.catalog.generation, listed)
+        return listed
+
+    def _build_resources(self) -> types.ListResourcesResult:
         out = []
         for skill in self.catalog.skills.values():
             for f in skill.files:
@@ -179,7 +191,7 @@ class SkillServer:
         if hit is None:
             raise MCPError(INVALID_PARAMS, f"no such resource: {uri}")
         skill, f = hit
-        data = await anyio.Path(f.path).read_bytes()
+        data = f.data if f.data is not None else await anyio.Path(f.path).read_bytes()
         if f.mime.startswith("text/") or f.rel.endswith((".md", ".txt", ".py", ".sh")):
             try:
                 text = data.decode("utf-8")
@@ -302,6 +314,12 @@ def _serving_process() -> None:
     # A serving process publishes local skills only: consuming MCP skills here could make a
     # server that lists itself start itself again.
     current().put(remote.Sources, remote.Sources([]))
+
+
+def checked(options: Options) -> Catalog:
+    """The catalogue ``options`` would serve, built as a serving process builds it."""
+    _serving_process()
+    return SkillServer(options).catalog
 
 
 async def serve_stdio(options: Options) -> None:

@@ -1,3 +1,5 @@
+"""``lemon skill ...``: list, show, status, enable/disable, refresh, lint and doctor."""
+
 from __future__ import annotations
 
 import json
@@ -142,16 +144,6 @@ def test_refresh_reports_counts(capsys, project, project_skills):
     write_skill(project_skills, "a")
     code, out, _ = run(capsys, "skill", "refresh", "--cwd", str(project))
     assert code == 0 and out.startswith("1 skills loaded")
-
-
-def test_prompt_command(capsys, project, project_skills):
-    write_skill(project_skills, "database", description="Use for database migrations and SQL")
-    write_skill(project_skills, "react", description="Build React components and hooks")
-    write_skill(project_skills, "k8s", description="Debug Kubernetes pods with kubectl")
-    code, out, err = run(capsys, "prompt", "database migrations", "--cwd", str(project))
-    assert code == 0 and "<relevant_skills>" in out and "relevant: database" in err
-    code, out, _ = run(capsys, "prompt", "database migrations", "--json", "--cwd", str(project))
-    assert json.loads(out)["relevant"] == ["database"]
 
 
 def test_python_dash_m_runs_the_cli(project, project_skills, tmp_path):

@@ -1,4 +1,9 @@
-"""``lemon mcp ...`` end to end, against real fixture servers configured in a project."""
+"""``lemon mcp ...`` end to end, against fixture servers configured in a project.
+
+The smoke and rich fixtures are served in this process (``in_memory``); one test runs the same
+listing against the real spawned servers, and the broken and policy servers always run as
+processes (their behaviour is the process's: a crash, its stderr, its environment).
+"""
 
 from __future__ import annotations
 
@@ -11,15 +16,8 @@ from pathlib import Path
 import pytest
 
 from lemon_skills.cli import main
-from tests.helpers.mcp import broken, rich, smoke
-
-
-@pytest.fixture
-def configured(project: Path) -> Path:
-    (project / ".lemon").mkdir()
-    doc = {"mcpServers": {"fx": smoke("ignored") | {"name": "fx"}}, "servers": [rich("rich")]}
-    (project / ".lemon" / "mcp.json").write_text(json.dumps(doc), encoding="utf-8")
-    return project
+from tests.helpers.mcp import broken, configure_project, smoke
+from tests.helpers.skills import write_skill
 
 
 def write_config(project: Path, doc: dict[str, object]) -> Path:
@@ -90,7 +88,11 @@ def test_call_errors_say_what_to_do(configured, capsys):
     assert code == 2 and "must be a JSON object" in err
 
 
-def test_status_json_shape(configured, capsys):
+@pytest.mark.parametrize("served", ["in-process", "spawned"])
+def test_status_json_shape(project, capsys, request, served):
+    if served == "in-process":
+        request.getfixturevalue("in_memory")
+    configured = configure_project(project)
     code, out, _ = run(capsys, "mcp", "status", "--json", "--cwd", str(configured))
     data = json.loads(out)
     assert code == 0
@@ -206,7 +208,7 @@ def assert_http_check_order(names: list[str]) -> None:
     assert names[-1] == "mcp_source_http_oauth_loopback_callback"
 
 
-def test_listings_warn_about_a_server_that_failed_to_start(project, capsys):
+def test_listings_warn_about_a_server_that_failed_to_start(project, capsys, in_memory):
     write_config(project, {"servers": [smoke("fx"), GHOST]})
     args = ("--json", "--cwd", str(project))
     for command, healthy in [
@@ -225,7 +227,7 @@ def test_listings_warn_about_a_server_that_failed_to_start(project, capsys):
         assert code == 1
 
 
-def test_a_healthy_server_named_with_server_lists_cleanly(project, capsys):
+def test_a_healthy_server_named_with_server_lists_cleanly(project, capsys, in_memory):
     write_config(project, {"servers": [smoke("fx"), GHOST]})
     code, out, err = run(capsys, "mcp", "tools", "--server", "fx", "--cwd", str(project))
     assert code == 0 and "mcp_fx_echo" in out and "ghost" not in err
@@ -303,7 +305,7 @@ def test_status_without_servers_says_so(project, capsys):
     assert code == 0 and "no MCP servers configured" in err
 
 
-def test_status_exits_1_when_a_server_failed(project, capsys):
+def test_status_exits_1_when_a_server_failed(project, capsys, in_memory):
     write_config(project, {"servers": [smoke("fx"), GHOST]})
     code, out, _ = run(capsys, "mcp", "status", "--json", "--cwd", str(project))
     data = json.loads(out)
@@ -357,40 +359,6 @@ def test_tools_in_a_providers_format(configured, capsys, fmt, schema_key):
         assert echo["function"]["parameters"]["additionalProperties"] is False
 
 
-def test_tools_for_a_request_ranks_and_explains(configured, capsys):
-    args = ("--cwd", str(configured))
-    code, out, _ = run(capsys, "mcp", "tools", "--for", "structured weather for a city", *args)
-    assert code == 0 and out.splitlines()[1].startswith("mcp_rich_structured")
-    code, out, _ = run(capsys, "mcp", "tools", "--for", "structured weather", "--explain", *args)
-    assert "term:structur" in out and "evidence" in out
-    code, out, _ = run(capsys, "mcp", "tools", "--for", "book a flight to Oslo", "--json", *args)
-    assert json.loads(out) == []
-
-
-def test_eval_ranks_a_tool_file_offline(tmp_path, capsys):
-    tools = tmp_path / "tools.jsonl"
-    records = [
-        {"server": "git", "name": "git_log", "description": "Shows the commit logs"},
-        {"server": "git", "name": "git_status", "description": "Shows the working tree status"},
-    ]
-    tools.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
-    queries = tmp_path / "queries.jsonl"
-    cases = [
-        {"query": "show the commit logs", "expected": ["git/git_log"], "kind": "terse"},
-        {"query": "order a pizza", "expected": [], "kind": "none"},
-    ]
-    queries.write_text("\n".join(json.dumps(c) for c in cases), encoding="utf-8")
-    code, out, _ = run(
-        capsys, "mcp", "eval", "--queries", str(queries), "--tools", str(tools), "--json"
-    )
-    data = json.loads(out)
-    assert code == 0 and data["queries"] == 2 and data["p50_ms"] >= 0
-    assert data["recall_at_1"] == data["recall_at_5"] == data["none_rejection"] == 1.0
-    assert data["false_rejection"] == 0.0 and data["mrr"] == 1.0
-    code, out, _ = run(capsys, "mcp", "eval", "--queries", str(queries), "--tools", str(tools))
-    assert "recall@5" in out and "p50" in out
-
-
 def test_validate_warns_about_what_will_not_work_as_written(tmp_path, capsys):
     doc = {
         "mcpServers": {
@@ -426,17 +394,9 @@ def test_a_command_with_its_arguments_in_it_fails_with_the_fix(project, capsys):
     assert '"command": "npx", "args": ["-y", "some-pkg"]' in error
 
 
-def test_prompt_with_tools_sends_the_fitting_tools_and_tool_search(configured, capsys):
-    args = ("--tools", "--json", "--cwd", str(configured))
-    code, out, _ = run(capsys, "prompt", "structured weather for a city", *args)
-    data = json.loads(out)
-    names = [t["name"] for t in data["tools"]]
-    assert code in (0, None) and "mcp_rich_structured" in names and "tool_search" in names
-    assert "mcp_rich_pid" not in names  # deferred behind tool_search
-    assert data["tool_chars"] > 0 and data["chars"] + data["tool_chars"] <= data["budget"]
-
-
-def test_status_shows_policy_and_held_tools_until_approve_changes(project, capsys, tmp_path):
+def test_status_shows_policy_and_held_tools_until_approve_changes(
+    project, capsys, tmp_path, in_memory
+):
     from tests.mcp.servers import policy
 
     server = {"command": sys.executable, "args": [policy.__file__], "approve": "destructive"}
@@ -450,3 +410,20 @@ def test_status_shows_policy_and_held_tools_until_approve_changes(project, capsy
     assert code == 0 and out.startswith("approved poisoned (description hidden text")
     code, out, err = run(capsys, "mcp", "tools", "--server", "pol", "--cwd", str(project))
     assert "mcp_pol_poisoned" in out and "withheld" not in err
+
+
+def test_serve_check_says_what_is_served_renamed_and_refused(project, project_skills, capsys):
+    write_skill(project_skills, "pdf")
+    write_skill(project_skills, "burp-testing", name="Burp Suite Testing")
+    write_skill(project_skills, "___", name="Only Symbols")
+    assert main(["mcp", "serve", "--check", "--cwd", str(project)]) == 1
+    out = capsys.readouterr().out
+    assert "2 skills served" in out
+    assert "burp-testing: 'Burp Suite Testing' as 'burp-testing'" in out
+    assert "1 not served:" in out and "___: its name 'Only Symbols' breaks" in out
+
+
+def test_serve_check_succeeds_when_every_skill_is_served(project, project_skills, capsys):
+    write_skill(project_skills, "pdf")
+    assert main(["mcp", "serve", "--check", "--cwd", str(project)]) == 0
+    assert capsys.readouterr().out.strip() == "1 skills served"

@@ -16,7 +16,7 @@ from lemon_skills.errors import SchemaConversionError
 from lemon_skills.tool import Tool, ToolResult, export_tools, schemas
 from tests.helpers.schema_examples import NoExample, example, shape
 
-DATA = Path(__file__).parent / "data" / "server_tools.jsonl"
+DATA = Path(__file__).parent.parent / "data" / "server_tools.jsonl"
 FIVE = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
 # More real tool lists (one tool per line with "inputSchema"), when a corpus is at hand.
 CORPUS = os.environ.get("LEMON_TOOL_CORPUS")

@@ -1,0 +1,16 @@
+"""Fixtures for the CLI tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.mcp import configure_project
+
+
+@pytest.fixture
+def configured(project: Path, in_memory: None) -> Path:
+    """A project whose mcp.json names the smoke (``fx``) and rich (``rich``) fixtures, served
+    in this process."""
+    return configure_project(project)

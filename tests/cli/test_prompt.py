@@ -1,0 +1,35 @@
+"""``lemon prompt``: the skills (and with ``--tools`` the MCP tools) an agent would be given
+for a request."""
+
+from __future__ import annotations
+
+import json
+
+from lemon_skills.cli import main
+from tests.helpers.skills import write_skill
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_prompt_command(capsys, project, project_skills):
+    write_skill(project_skills, "database", description="Use for database migrations and SQL")
+    write_skill(project_skills, "react", description="Build React components and hooks")
+    write_skill(project_skills, "k8s", description="Debug Kubernetes pods with kubectl")
+    code, out, err = run(capsys, "prompt", "database migrations", "--cwd", str(project))
+    assert code == 0 and "<relevant_skills>" in out and "relevant: database" in err
+    code, out, _ = run(capsys, "prompt", "database migrations", "--json", "--cwd", str(project))
+    assert json.loads(out)["relevant"] == ["database"]
+
+
+def test_prompt_with_tools_sends_the_fitting_tools_and_tool_search(configured, capsys):
+    args = ("--tools", "--json", "--cwd", str(configured))
+    code, out, _ = run(capsys, "prompt", "structured weather for a city", *args)
+    data = json.loads(out)
+    names = [t["name"] for t in data["tools"]]
+    assert code in (0, None) and "mcp_rich_structured" in names and "tool_search" in names
+    assert "mcp_rich_pid" not in names  # deferred behind tool_search
+    assert data["tool_chars"] > 0 and data["chars"] + data["tool_chars"] <= data["budget"]

@@ -1,0 +1,122 @@
+"""Listed remote skills as registry entries: metadata only, shadowed by local skills, problems
+as diagnostics; supporting files found and read through the listing that named them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lemon_skills.context import using
+from lemon_skills.errors import RemoteSkillError
+from lemon_skills.skills import remote
+from lemon_skills.skills.remote import _one_line
+from lemon_skills.skills.remote.model import Listing, RemoteFile, RemoteSkill
+from lemon_skills.skills.remote.verify import digest_of
+
+BODY = b"---\nname: pdf\ndescription: Fill PDF forms\n---\n\nBody.\n"
+GUIDE = b"Supporting text.\n"
+
+
+def skill(name: str = "pdf", *, label: str | None = None, files: bool = True) -> RemoteSkill:
+    uri = f"skill://{name}/SKILL.md"
+    return RemoteSkill(
+        "srv",
+        uri,
+        name,
+        "Fill  PDF\nforms",
+        {"name": name, "description": "Fill PDF forms"},
+        (
+            RemoteFile(uri, digest_of(BODY), len(BODY)),
+            RemoteFile(f"skill://{name}/references/guide.md", digest_of(GUIDE), len(GUIDE)),
+        )
+        if files
+        else None,
+        label=label,
+    )
+
+
+class Reads:
+    """A fetch that records what it was asked for."""
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+
+    def __call__(self, uri: str, limit: int) -> bytes:
+        self.uris.append(uri)
+        return {"skill://pdf/SKILL.md": BODY, "skill://pdf/references/guide.md": GUIDE}[uri]
+
+
+def listing(*skills: RemoteSkill, fetch: Any = None) -> Listing:
+    return Listing("srv", skills, ("page 2 failed",), fetch or Reads())
+
+
+def test_listed_skills_become_mcp_entries_without_fetching(tmp_path: Path):
+    reads = Reads()
+    entries, diags, shadowed = remote.entries([listing(skill(), fetch=reads)], {}, tmp_path)
+    (entry,) = entries
+    assert (entry.key, entry.name, entry.source, entry.server) == ("srv:pdf", "pdf", "mcp", "srv")
+    assert entry.description == "Fill PDF forms"  # one line, as a local manifest has it
+    assert reads.uris == []
+    assert [d.reason for d in diags] == ["page 2 failed"]
+    assert shadowed == {}
+
+
+def test_a_local_skill_of_the_same_name_hides_the_remote_one_and_says_so(tmp_path: Path):
+    local_entries, _, _ = remote.entries([listing(skill())], {}, tmp_path)
+    local = local_entries[0]
+    entries, diags, shadowed = remote.entries([listing(skill())], {"pdf": local}, tmp_path)
+    assert entries == []
+    assert shadowed == {local.key: [shadowed[local.key][0]]}
+    assert shadowed[local.key][0].key == "srv:pdf"
+    assert any(d.code == "shadowed" and d.key == "srv:pdf" for d in diags)
+
+
+def test_a_skill_that_cannot_be_verified_is_a_diagnostic_not_an_entry(tmp_path: Path):
+    entries, diags, _ = remote.entries([listing(skill(files=False))], {}, tmp_path)
+    assert entries == []
+    assert any(d.code == "mcp_skill" and "cannot be verified" in d.reason for d in diags)
+
+
+def test_a_skill_served_under_another_name_is_shown_by_its_own(tmp_path: Path):
+    renamed = skill("burp-suite-testing", label="Burp Suite  Web Testing")
+    (entry,), _, _ = remote.entries([listing(renamed)], {}, tmp_path)
+    assert entry.key == "srv:burp-suite-testing"
+    assert entry.name == "Burp Suite Web Testing"
+
+
+@pytest.mark.parametrize(
+    "text", ["a b", " a", "a ", "a\nb", "a  b", "a\tb", "é  b", "é\u00a0b", "a\x1fb", "", "plain"]
+)
+def test_descriptions_are_made_one_line_exactly_as_split_and_join_would(text: str):
+    assert _one_line(text) == " ".join(text.split())
+
+
+class Source:
+    """A remote source with one fixed listing."""
+
+    def __init__(self, found: Sequence[Listing]) -> None:
+        self.found = list(found)
+
+    def listings(self, cwd: Any) -> Sequence[Listing]:
+        return self.found
+
+    def generation(self, cwd: Any) -> object:
+        return len(self.found)
+
+
+def test_supporting_files_are_named_and_read_through_the_listing(tmp_path: Path):
+    reads = Reads()
+    with using() as ctx:
+        ctx.put(remote.Sources, remote.Sources([Source([listing(skill(), fetch=reads)])]))
+        (entry,), _, _ = remote.entries(remote.listings(tmp_path), {}, tmp_path)
+        assert remote.generation(tmp_path) == (1,)
+        assert remote.files_of(entry) == ["references/guide.md"]
+        assert remote.read_supporting(entry, "references/guide.md") == GUIDE
+        assert reads.uris == ["skill://pdf/SKILL.md", "skill://pdf/references/guide.md"]
+        ctx.put(remote.Sources, remote.Sources([]))
+        assert remote.files_of(entry) == []
+        with pytest.raises(RemoteSkillError, match="no longer listed"):
+            remote.read_supporting(entry, "references/guide.md")

@@ -1,0 +1,60 @@
+"""The ``lemon`` entry point: commands load on first use, and one error boundary turns every
+failure into an exit code and a readable line (a crash into a log, never a traceback)."""
+
+from __future__ import annotations
+
+import click
+import pytest
+
+from lemon_skills import cli
+from lemon_skills.cli import main
+from lemon_skills.errors import McpError
+
+
+def failing(exc: BaseException) -> click.Command:
+    @click.command()
+    def boom() -> None:
+        raise exc
+
+    return boom
+
+
+@pytest.mark.parametrize(
+    ("exc", "code", "stderr"),
+    [
+        (McpError("no such server", hint="run `lemon mcp list`"), 1, "error: no such server\n"),
+        (click.exceptions.Abort(), 130, "aborted\n"),
+        (KeyboardInterrupt(), 130, "\naborted\n"),
+        (click.UsageError("bad flag"), 2, "Usage: lemon boom [OPTIONS]\n"),
+    ],
+)
+def test_failures_become_exit_codes_and_one_line(monkeypatch, capsys, exc, code, stderr):
+    monkeypatch.setitem(cli.cli.commands, "boom", failing(exc))
+    assert main(["boom"]) == code
+    err = capsys.readouterr().err
+    assert err.startswith(stderr) and "Traceback" not in err
+    if isinstance(exc, McpError):
+        assert err == "error: no such server\nhint: run `lemon mcp list`\n"
+    if isinstance(exc, click.UsageError):
+        assert err.endswith("Error: bad flag\n")
+
+
+def test_a_crash_is_logged_with_its_traceback_and_reported_in_one_line(
+    monkeypatch, capsys, agent_dir
+):
+    monkeypatch.setitem(cli.cli.commands, "boom", failing(ZeroDivisionError("planned")))
+    assert main(["boom"]) == 3
+    err = capsys.readouterr().err
+    log = agent_dir / "logs" / "lemon-crash.log"
+    assert err == (
+        "error: unexpected internal error\n"
+        f"hint: details were written to {log}; please report them\n"
+    )
+    text = log.read_text(encoding="utf-8")
+    assert text.startswith("--- ") and "lemon-skills" in text
+    assert "ZeroDivisionError: planned" in text
+
+
+def test_commands_are_imported_only_when_invoked():
+    assert set(cli.COMMANDS) == {"skill", "prompt", "approvals", "mcp"}
+    assert main(["--version"]) == 0
