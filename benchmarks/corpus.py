@@ -8,8 +8,8 @@ share a name; the rest of the text is unchanged, which is what matters for parse
 tokenising costs.
 
 The bench (a folder holding ``skills/`` and the ``queries_*.jsonl`` files) is
-``$LEMON_BENCH_DIR`` when set, else ``shared/bench`` beside the checkout or the current
-directory's parent.
+``$LEMON_BENCH_DIR`` when set, else the first ``shared/bench`` found beside the checkout or
+any folder above it (or above the current directory).
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ _NAME = re.compile(r"^name:.*$", re.M)
 
 
 def bench_root() -> Path:
-    """The bench folder: ``$LEMON_BENCH_DIR``, else ``shared/bench`` next to the checkout."""
+    """The bench folder: ``$LEMON_BENCH_DIR``, else ``shared/bench`` above the checkout."""
     env = os.environ.get("LEMON_BENCH_DIR")
     candidates = [Path(env)] if env else []
-    here = Path(__file__).resolve().parents[1].parent
-    candidates += [here / "shared" / "bench", Path.cwd().parent / "shared" / "bench"]
+    # ``shared/bench`` beside the checkout or beside any folder holding it (a worktree).
+    for start in (Path(__file__).resolve().parents[1], Path.cwd()):
+        candidates += [parent / "shared" / "bench" for parent in start.parents]
     for candidate in candidates:
         if (candidate / "skills").is_dir():
             return candidate

@@ -1,31 +1,37 @@
-"""Latency of find_relevant and of building its index, at 453 and 10,000 skills.
+"""Latency and memory of find_relevant and its index beside ``bm25s``, on one tree per size.
 
-    python benchmarks/retrieval_latency.py [--sizes 453 10000] [--rounds 3]
+    python benchmarks/retrieval_latency.py [--sizes 453 10000] [--rounds 3] [--cli]
 
 For each size a project corpus is made with ``corpus.make_corpus`` (copies of the bench
-skills under new keys), then:
+skills under new keys), then, in this order:
 
-* ``build`` - ``build_index`` over the enabled skills, in memory, nothing tokenised yet
-  (median of rounds);
-* ``after one edit`` - one SKILL.md changed on disk, then the first ``find_relevant`` with no
-  refresh asked for (the automatic path an agent takes): the registry notices the change by
-  its stat signature and the index is rebuilt re-reading only that skill (median of rounds);
-* ``... in a new process`` - the same after the registry and every in-memory token are
-  dropped (a new ``lemon skill find``): the index is rebuilt from the cached file's tokens,
-  re-reading only the edited skill (median of rounds);
-* ``cache load`` - reading that index back from the on-disk cache (what a new process pays);
-* ``query p50 / p95`` - ``lemon_skills.find_relevant`` over every bench query with a warm
-  registry and index (what an agent pays per turn), plus the first query that needs the
-  typo table;
-* ``bm25s`` - the same skills indexed and queried with the ``bm25s`` library (if installed),
-  in the same run, as the reference for what a sparse-matrix BM25 costs.
+* ``build`` - ``build_index`` over the enabled skills in memory (median of rounds), beside
+  ``bm25s`` tokenising and indexing the same skills (name + description + body, Snowball
+  stems) in the same run, if it is installed;
+* ``find p50 / p95`` - ``lemon_skills.find_relevant`` over every bench query with a warm
+  registry and index (what an agent pays per turn), beside a ``bm25s`` query;
+* ``new process`` - a new Python process running one ``find_relevant`` with the cached
+  index on disk: the call's time, of which reading and updating the index, and the
+  process's peak RSS; then the same after one SKILL.md was edited (the automatic path: no
+  refresh asked for), the median of rounds, each round a new edit;
+* with ``--cli``: whole ``lemon`` processes: ``lemon skill list`` and ``lemon prompt`` on a
+  fresh tree (no manifest cache, no index), then with both caches present, and ``lemon
+  skill find`` with no edit against after one edit.
+
+Wall-clock figures; ``cpu`` columns are CPU seconds of the process (this one, or the child),
+which a busy machine inflates less.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,78 +42,103 @@ import lemon_skills
 from lemon_skills.search.metrics import load_cases
 from lemon_skills.skills import api
 from lemon_skills.skills.model import Entry
-from lemon_skills.skills.ranking import index
-from lemon_skills.skills.ranking import snapshot as index_cache
-from lemon_skills.skills.ranking.index import build_index, cache_key, dumps, loads
-from lemon_skills.skills.registry import DEFAULT_STAT_INTERVAL_S
+from lemon_skills.skills.ranking.index import build_index
+
+CHILD = """
+import json, sys, time
+def peak_mb():
+    # VmHWM, not ru_maxrss: Linux carries the parent's peak into ru_maxrss across exec.
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+t0 = time.perf_counter(); c0 = time.process_time()
+import lemon_skills
+from lemon_skills.skills import api, registry
+t1 = time.perf_counter()
+v = registry.view(sys.argv[1])
+t2 = time.perf_counter()
+api.ranking_index(v)
+t3 = time.perf_counter()
+found = lemon_skills.find_relevant(sys.argv[2], cwd=sys.argv[1])
+t4 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "registry": t2 - t1, "index": t3 - t2,
+                  "query": t4 - t3, "find": t4 - t1, "cpu": time.process_time() - c0,
+                  "rss_mb": peak_mb()}))
+"""
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:8.2f} ms"
+    return f"{seconds * 1000:9.2f} ms"
 
 
-def run(size: int, queries: list[str], rounds: int) -> None:
+def _child(tree: Path, query: str) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tree), query],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+    )
+    return dict(json.loads(out.stdout))
+
+
+def _edit(entries: list[Entry], i: int) -> None:
+    skill_file = entries[(len(entries) // 2 + i) % len(entries)].skill_file
+    with skill_file.open("a", encoding="utf-8") as fh:
+        fh.write(f"\nEdited {i}.\n")
+
+
+def run(size: int, queries: list[str], rounds: int, cli: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["LEMON_AGENT_DIR"] = str(Path(tmp) / "agent")
-        make_corpus(Path(tmp), size)
+        tree = Path(tmp)
+        make_corpus(tree, size)
+        if cli:
+            _cli(tree, queries[0])
         view = api.view(tmp, refresh=True)
-        entries = view.enabled()
-        builds = []
+        entries = list(view.enabled())
+        builds, cpus = [], []
         for _ in range(rounds):
-            index._ANALYSED.clear()
-            t = time.perf_counter()
-            built = build_index(entries)
+            t, c = time.perf_counter(), time.process_time()
+            build_index(entries)
             builds.append(time.perf_counter() - t)
-        data = dumps(built)
-        t = time.perf_counter()
-        loads(data, entries)
-        load_s = time.perf_counter() - t
-        path = index_cache.cache_dir() / f"{cache_key(entries)}.idx"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        lemon_skills.find_relevant("warm up", cwd=tmp)
-        t = time.perf_counter()
-        lemon_skills.find_relevant("deploy kuberntes with helmm", cwd=tmp)
-        first_typo = time.perf_counter() - t
-        times = []
+            cpus.append(time.process_time() - c)
+        print(
+            f"{size:>6} skills  build {_ms(statistics.median(builds))}"
+            f"  (cpu {_ms(statistics.median(cpus))})"
+        )
+        lemon_skills.find_relevant("warm up", cwd=tmp)  # writes the cached index
+        times, cpu = [], []
         for _ in range(rounds):
             for q in queries:
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 lemon_skills.find_relevant(q, cwd=tmp)
                 times.append(time.perf_counter() - t)
+                cpu.append(time.process_time() - c)
         times.sort()
-        edits = []
-        skill_file = entries[len(entries) // 2].skill_file
-        for i in range(rounds):
-            with skill_file.open("a", encoding="utf-8") as fh:
-                fh.write(f"\nEdited {i}.\n")
-            # In-place edits are seen by the registry's periodic stat sweep; wait one period.
-            time.sleep(DEFAULT_STAT_INTERVAL_S)
-            t = time.perf_counter()
-            lemon_skills.find_relevant("merge two pdf files", cwd=tmp)
-            edits.append(time.perf_counter() - t)
-        fresh = []
-        for i in range(rounds):
-            with skill_file.open("a", encoding="utf-8") as fh:
-                fh.write(f"\nEdited again {i}.\n")
-            # What a new process has: the cached files on disk, nothing tokenised in memory.
-            index._ANALYSED.clear()
-            api.refresh()
-            t = time.perf_counter()
-            lemon_skills.find_relevant("merge two pdf files", cwd=tmp)
-            fresh.append(time.perf_counter() - t)
-        p50 = statistics.median(times)
-        p95 = times[int(len(times) * 0.95)]
-        build = _ms(statistics.median(builds))
-        print(f"{size:>6} skills  build {build}  cache {len(data) / 1e6:.1f} MB")
-        print(f"{'':>14}cache load {_ms(load_s)}  first typo query {_ms(first_typo)}")
-        print(f"{'':>14}find_relevant p50 {_ms(p50)}  p95 {_ms(p95)}  ({len(times)} calls)")
-        print(f"{'':>14}first find_relevant after one edit {_ms(statistics.median(edits))}")
         print(
-            f"{'':>14}same in a new process (registry reloaded, nothing tokenised) "
-            f"{_ms(statistics.median(fresh))}"
+            f"{'':>14}find_relevant p50 {_ms(statistics.median(times))}"
+            f"  p95 {_ms(times[int(len(times) * 0.95)])}  (cpu p50 {_ms(statistics.median(cpu))},"
+            f" {len(times)} calls, warm)"
         )
         _bm25s(entries, queries, rounds)
+        query = "merge two pdf files"
+        plain = [_child(tree, query) for _ in range(rounds)]
+        edited = []
+        for i in range(rounds):
+            _edit(entries, i)
+            edited.append(_child(tree, query))
+        for label, rows in (("new process, no edit", plain), ("new process, one edit", edited)):
+            med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+            print(
+                f"{'':>14}{label}: find_relevant {_ms(med['find'])} (registry "
+                f"{_ms(med['registry'])}, index {_ms(med['index'])}, query {_ms(med['query'])})"
+                f"  peak RSS {med['rss_mb']:.0f} MB  cpu {med['cpu']:.2f} s"
+            )
+        files = list((Path(tmp) / "agent" / "cache" / "ranking").glob("*.idx"))
+        size_mb = sum(f.stat().st_size for f in files) / 1e6
+        print(f"{'':>14}cached index files: {len(files)} ({size_mb:.1f} MB)")
 
 
 def _bm25s(entries: list[Entry], queries: list[str], rounds: int) -> None:
@@ -121,36 +152,78 @@ def _bm25s(entries: list[Entry], queries: list[str], rounds: int) -> None:
         return
     stemmer = Stemmer.Stemmer("english")
     corpus = [f"{e.key} {e.name} {e.description} {e.body}" for e in entries]
-    builds = []
+    builds, cpus = [], []
     for _ in range(rounds):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         tokens = bm25s.tokenize(corpus, stopwords="en", stemmer=stemmer, show_progress=False)
         retriever = bm25s.BM25()
         retriever.index(tokens, show_progress=False)
         builds.append(time.perf_counter() - t)
-    times = []
+        cpus.append(time.process_time() - c)
+    times, cpu = [], []
     for q in queries * rounds:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         qt = bm25s.tokenize([q], stopwords="en", stemmer=stemmer, show_progress=False)
         if qt.vocab:
             retriever.retrieve(qt, k=3, show_progress=False)
         times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
     times.sort()
     print(
-        f"{'':>14}bm25s build {_ms(statistics.median(builds))}  "
-        f"query p50 {_ms(statistics.median(times))}  p95 {_ms(times[int(len(times) * 0.95)])}"
+        f"{'':>14}bm25s build {_ms(statistics.median(builds))}"
+        f"  (cpu {_ms(statistics.median(cpus))})"
+        f"  query p50 {_ms(statistics.median(times))}  p95 {_ms(times[int(len(times) * 0.95)])}"
+        f"  (cpu p50 {_ms(statistics.median(cpu))})"
     )
+
+
+def _lemon(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``lemon`` process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "lemon_skills", *args], env=env, check=True, capture_output=True
+    )
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _cli(tree: Path, request: str) -> None:
+    env = dict(os.environ)
+    agent = Path(env["LEMON_AGENT_DIR"])
+    cwd = ["--cwd", str(tree)]
+
+    def fresh() -> None:
+        shutil.rmtree(agent, ignore_errors=True)
+
+    def show(label: str, figures: tuple[float, float]) -> None:
+        print(f"{'':>14}{label:<44} wall {figures[0]:7.2f} s  cpu {figures[1]:7.2f} s")
+
+    fresh()
+    show("lemon skill list, no cache", _lemon(["skill", "list", "--json", *cwd], env))
+    fresh()
+    show("lemon prompt, fresh tree (no cache)", _lemon(["prompt", request, *cwd], env))
+    show("lemon skill list, caches present", _lemon(["skill", "list", "--json", *cwd], env))
+    show("lemon prompt, caches present", _lemon(["prompt", request, *cwd], env))
+    show("lemon skill find, no edit", _lemon(["skill", "find", request, *cwd], env))
+    skill = sorted((tree / ".lemon" / "skill").iterdir())[0] / "SKILL.md"
+    with skill.open("a", encoding="utf-8") as fh:
+        fh.write("\nEdited.\n")
+    show("lemon skill find, after one edit", _lemon(["skill", "find", request, *cwd], env))
+    fresh()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[453, 10_000])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cli", action="store_true", help="also time whole lemon processes")
     args = parser.parse_args()
     files = sorted(bench_root().glob("queries_dev*.jsonl"))
     queries = [c.query for f in files for c in load_cases(f)]
     for size in args.sizes:
-        run(size, queries, args.rounds)
+        run(size, queries, args.rounds, args.cli)
 
 
 if __name__ == "__main__":

@@ -111,11 +111,9 @@ def bm25_scores(specs: Sequence[ToolSpec], *, k1: float = 1.2, b: float = 0.75):
 def lemon_grid() -> list[Weights]:
     """The shipped weights first (ties go to the earlier candidate), then the grid."""
     grid = [WEIGHTS]
-    for name, server, words, bar in itertools.product(
-        (3.0, 5.0), (2.0, 4.0), (1, 2), (0.25, 0.35, 0.45)
-    ):
+    for name, server, bar in itertools.product((3.0, 5.0), (2.0, 4.0), (0.25, 0.35, 0.45)):
         fw = dict(WEIGHTS.field_weight) | {"name": name, "server": server}
-        candidate = dataclasses.replace(WEIGHTS, field_weight=fw, min_score=bar, min_words=words)
+        candidate = dataclasses.replace(WEIGHTS, field_weight=fw, min_score=bar)
         if candidate != WEIGHTS:
             grid.append(candidate)
     return grid

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,17 @@ def locked(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
         yield
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def write_bytes_atomic(
+    path: Path,
+    data: bytes | Sequence[bytes | memoryview],
+    *,
+    mode: int | None = None,
+    durable: bool = True,
+) -> None:
     """Replace ``path`` with ``data`` atomically (temp file, fsync, rename, fsync dir).
+
+    ``durable=False`` skips the fsyncs: for caches, where a file lost to a crash is rebuilt
+    and waiting for the disk would cost more than the cache saves.
 
     Temp files a killed writer left in the same directory are removed first (``sweep_stale``).
     """
@@ -57,15 +66,20 @@ def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None) -> N
         if mode is not None:
             os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if isinstance(data, bytes):
+                fh.write(data)
+            else:
+                fh.writelines(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
 def write_text_atomic(path: Path, text: str, *, mode: int | None = None) -> None:

@@ -54,3 +54,28 @@ def test_agent_dir_commands_accept_an_existing_cwd(project, agent_dir, capsys):
     assert main(["skill", "events", "--json", "--cwd", str(project)]) == 0
     assert main(["approvals", "list", "--json", "--cwd", str(project)]) == 0
     assert capsys.readouterr().out.split() == ["[]", "[]"]
+
+
+def test_every_scoped_command_takes_project_and_global():
+    scoped = {}
+    for name, cmd in _leaves(cli):
+        visible = {o for p in cmd.params if not getattr(p, "hidden", False) for o in p.opts}
+        assert "--local" not in visible, name
+        if {"--project", "--global"} & visible:
+            scoped[name] = {"--project", "--global"} <= visible
+    assert scoped == dict.fromkeys(
+        [
+            "skill curator pause",
+            "skill curator resume",
+            "skill curator rollback",
+            "skill curator run",
+            "skill curator status",
+            "skill disable",
+            "skill enable",
+            "skill install",
+            "skill uninstall",
+            "skill update",
+            "skill verify",
+        ],
+        True,
+    )

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import click
 import pytest
 
 from lemon_skills.cli import main
@@ -185,6 +186,46 @@ def test_smoke_proofs_pass_every_check_and_are_written(kind, count, tmp_path, ca
     assert not (agent_dir / "secrets.json").exists()
     if kind == "http":
         assert_http_check_order([c["name"] for c in proof["checks"]])
+
+
+def _one_failed_check_proof(kind: str) -> dict[str, object]:
+    from lemon_skills.selftest.proof import Proof
+
+    proof = Proof(kind)
+    proof.check("mcp_stdio_lists_tools", lambda: None)
+    proof.check("mcp_stdio_calls_tool", lambda: int("x"))
+    return proof.result()
+
+
+@pytest.fixture
+def stub_smoke(monkeypatch):
+    monkeypatch.setattr("lemon_skills.selftest.run_smoke", _one_failed_check_proof)
+
+
+def test_smoke_on_a_terminal_prints_a_summary_naming_the_failed_check(
+    stub_smoke, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    out_file = tmp_path / "proof.json"
+    code, out, err = run(capsys, "mcp", "smoke", "stdio", "--out", str(out_file))
+    assert code == 1
+    assert click.unstyle(out).splitlines() == [
+        "mcp_stdio_smoke: failed (1 passed, 1 failed, 0 skipped)",
+        "  failed mcp_stdio_calls_tool: ValueError: invalid literal for int() with base 10: 'x'",
+    ]
+    assert json.loads(out_file.read_text())["failed_count"] == 1
+    assert f"proof written to {out_file}" in err
+
+
+def test_smoke_json_prints_the_proof_on_a_terminal_and_in_a_pipe(
+    stub_smoke, tmp_path, capsys, monkeypatch
+):
+    out_file = tmp_path / "proof.json"
+    code, piped, _ = run(capsys, "mcp", "smoke", "stdio", "--out", str(out_file))
+    assert code == 1 and json.loads(piped) == json.loads(out_file.read_text())
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    code, out, _ = run(capsys, "mcp", "smoke", "stdio", "--json", "--out", str(out_file))
+    assert json.loads(out)["checks"][1]["status"] == "failed"
 
 
 def assert_http_check_order(names: list[str]) -> None:

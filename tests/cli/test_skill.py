@@ -95,6 +95,17 @@ def test_enable_disable_project_flag(capsys, project, project_skills, agent_dir)
     assert json.loads(out)[0]["enabled"] is True
 
 
+def test_global_flag_picks_the_global_scope_and_excludes_project(
+    capsys, project, project_skills, agent_dir
+):
+    write_skill(project_skills, "a")
+    code, out, _ = run(capsys, "skill", "disable", "a", "--global", "--cwd", str(project))
+    assert code == 0 and "disabled in global scope" in out
+    assert json.loads((agent_dir / "skills.json").read_text("utf-8"))["disabled"] == ["a"]
+    code, _, err = run(capsys, "skill", "enable", "a", "--project", "--global")
+    assert code == 2 and "--project and --global exclude each other" in err
+
+
 def test_unknown_key_error_is_one_line_with_hint(capsys, project, project_skills):
     write_skill(project_skills, "database")
     code, out, err = run(capsys, "skill", "disable", "databse", "--cwd", str(project))

@@ -113,3 +113,18 @@ def test_semantic_tool_search_without_the_model_is_a_clear_error(index, monkeypa
         rank_tools(index, "merge the pull request", semantic=True)
     assert "pip install" in (err.value.hint or "")
     assert names(index, "merge the pull request")[0] == "mcp_github_merge_pull_request"
+
+
+def test_a_terse_request_naming_a_tool_is_answered(tmp_path: Path):
+    tools = [
+        {"server": "browser", "name": "pagespeed_report", "description": "Audit a page."},
+        {"server": "browser", "name": "navigate", "description": "Open an https URL."},
+        {"server": "shop", "name": "list_orders", "description": "List the orders."},
+    ]
+    path = tmp_path / "tools.jsonl"
+    path.write_text("\n".join(json.dumps(t) for t in tools) + "\n", encoding="utf-8")
+    index = build_tool_index(*load_tool_file(path))
+    # Only "pagespeed" is the tool's; "https" and "shop" are other tools' words.
+    assert names(index, "pagespeed https://shop.acme.test")[0] == "mcp_browser_pagespeed_report"
+    # One word of several, held by a tool that it does not name, is no answer.
+    assert names(index, "page https") == []

@@ -120,3 +120,27 @@ def test_supporting_files_are_named_and_read_through_the_listing(tmp_path: Path)
         assert remote.files_of(entry) == []
         with pytest.raises(RemoteSkillError, match="no longer listed"):
             remote.read_supporting(entry, "references/guide.md")
+
+
+def test_a_relisted_skill_keeps_its_entry_and_a_changed_one_gets_a_new_one(tmp_path: Path):
+    reads = Reads()
+    with using() as ctx:
+        ctx.put(remote.Sources, remote.Sources([]))
+        (first,), _, _ = remote.entries([listing(skill(), fetch=reads)], {}, tmp_path)
+        (again,), _, _ = remote.entries([listing(skill(), fetch=reads)], {}, tmp_path)
+        assert again is first  # an equal skill from the same server: nothing rebuilt
+        changed = skill()
+        changed = RemoteSkill(
+            changed.server,
+            changed.uri,
+            changed.name,
+            "Merge PDF files",
+            changed.frontmatter,
+            changed.files,
+        )
+        (other,), _, _ = remote.entries([listing(changed, fetch=reads)], {}, tmp_path)
+        assert other is not first and other.description == "Merge PDF files"
+        (elsewhere,), _, _ = remote.entries([listing(changed, fetch=Reads())], {}, tmp_path)
+        assert elsewhere is not other  # another reader: another origin's entry
+        bad = remote.entries([listing(skill(files=False), fetch=reads)], {}, tmp_path)
+        assert bad[0] == [] and any(d.code == "mcp_skill" for d in bad[1])

@@ -130,3 +130,17 @@ def test_listings_are_kept_until_the_server_reports_a_change(project: Path):
     assert mcp.listed == 2
     assert listing.fetch("skill://pdf/SKILL.md", 100) == b"data"
     assert mcp.reads == [("srv", "skill://pdf/SKILL.md")]
+
+
+def test_a_skill_the_server_lists_again_unchanged_is_reused_and_a_changed_one_rebuilt():
+    first = to_remote("srv", [wire("skill://pdf/SKILL.md", "pdf"), wire("skill://b/SKILL.md", "b")])
+    changed = WireSkill(
+        "skill://b/SKILL.md",
+        {"name": "b", "description": "Fill PDF forms."},
+        (WireFile("skill://b/SKILL.md", "sha256:" + "1" * 64, 10),),
+    )
+    again = to_remote("srv", [wire("skill://pdf/SKILL.md", "pdf"), changed], first)
+    assert again[0] is first[0]
+    assert again[1] is not first[1] and again[1].files == changed.files
+    edited = to_remote("srv", [wire("skill://pdf/SKILL.md", "pdf", license="MIT")], first)
+    assert edited[0] is not first[0] and edited[0].frontmatter["license"] == "MIT"

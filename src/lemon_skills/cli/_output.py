@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import click
+
+from lemon_skills.paths import Scope
+
+if TYPE_CHECKING:
+    from lemon_skills.search.metrics import Report
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -90,6 +96,39 @@ def agent_dir_cwd_option(f: F) -> F:
         "records live in the agent dir, so it does not change what is shown.",
         expose_value=False,
     )(f)
+
+
+def scope_options(default: Scope | None, *, legacy_project: str | None = None) -> Callable[[F], F]:
+    """``--project`` / ``--global``: the one scope flag pair of every command that picks a scope.
+
+    The command receives ``scope``: the flag given, else ``default`` (``None``: both scopes,
+    project first). Giving both is a usage error. ``legacy_project`` names an older spelling
+    of ``--project`` that keeps working, hidden from the help.
+    """
+    only = "Only " if default is None else ""
+    tail = "" if default is None else " instead of the global one"
+    project_help = f"{only or 'Use '}the project scope (<cwd>/.lemon){tail}."
+    global_help = f"{only or 'Use '}the global scope (the agent dir)" + (
+        "." if default is None else "; the default."
+    )
+
+    def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def command(*args: Any, project: bool, global_: bool, **kw: Any) -> Any:
+            project = kw.pop("legacy_project", False) or project
+            if project and global_:
+                raise click.UsageError("--project and --global exclude each other")
+            kw["scope"] = "project" if project else "global" if global_ else default
+            return f(*args, **kw)
+
+        command = click.option("--global", "global_", is_flag=True, help=global_help)(command)
+        command = click.option("--project", is_flag=True, help=project_help)(command)
+        if legacy_project:
+            alias = click.option(legacy_project, "legacy_project", is_flag=True, hidden=True)
+            command = alias(command)
+        return cast(F, command)
+
+    return decorate
 
 
 def json_option(f: F) -> F:
@@ -181,3 +220,88 @@ def semantic_option(f: F) -> F:
         help="Add embedding similarity to the lexical score (needs the semantic extra; "
         "default: $LEMON_SEMANTIC).",
     )(f)
+
+
+def eval_report(
+    r: Report,
+    *,
+    noun: str,
+    tail: str = "",
+    recall_at_5: bool = False,
+    extra: Sequence[tuple[str, str]] = (),
+    expected_shown: int | None = None,
+) -> None:
+    """Print a retrieval evaluation: counts, metrics, recall per kind and every miss.
+
+    ``noun`` is what a query should find ("skill", "tool"); ``extra`` adds labelled lines
+    after the metrics; ``expected_shown`` cuts each miss's expected list.
+    """
+    click.echo(f"queries {r.count} ({r.targeted} targeted, {r.none} with no right {noun}){tail}")
+    eval_metrics(r, recall_at_5=recall_at_5)
+    for label, text in extra:
+        click.echo(f"{label:<16}{text}")
+    click.echo("")
+    table(
+        ["KIND", "N", "RECALL@1", "RECALL@3", "NONE-REJECTION"],
+        [
+            [
+                k.kind,
+                str(k.count),
+                ratio(k.recall_at_1),
+                ratio(k.recall_at_3),
+                ratio(k.none_rejection),
+            ]
+            for k in r.per_kind
+        ],
+        wrap_last=False,
+    )
+    if r.misses:
+        click.echo(f"\nmisses ({len(r.misses)}):")
+    for o in r.misses:
+        where = f"rank {o.rank}" if o.rank else "not found"
+        expected = ", ".join(o.case.expected[:expected_shown]) or "(nothing)"
+        click.echo(f"  [{o.case.kind}] {o.case.query}")
+        click.echo(f"      expected {expected}; got {', '.join(o.got[:3]) or '(nothing)'}; {where}")
+
+
+def eval_metrics(r: Report, *, recall_at_5: bool = False) -> None:
+    """One aligned line per retrieval metric of ``r``."""
+    rows = [
+        ("recall@1", r.recall_at_1),
+        ("recall@3", r.recall_at_3),
+        *([("recall@5", r.recall_at_5)] if recall_at_5 else []),
+        ("MRR", r.mrr),
+        ("none-rejection", r.none_rejection),
+        ("false-rejection", r.false_rejection),
+    ]
+    for label, value in rows:
+        click.echo(f"{label:<16}{ratio(value)}")
+
+
+def ratio(value: float | None) -> str:
+    """A metric to three decimals; ``-`` when there was nothing to measure."""
+    return "-" if value is None else f"{value:.3f}"
+
+
+def score_parts(parts: Mapping[str, float]) -> None:
+    """A ranking score's parts, one aligned line each: matched terms first, largest first."""
+    terms = sorted(((k, v) for k, v in parts.items() if k.startswith("term:")), key=_by_value)
+    rest = [(k, v) for k, v in parts.items() if not k.startswith("term:")]
+    for name, value in [*terms, *rest]:
+        click.echo(f"    {name:<28} {value:8.3f}")
+
+
+def _by_value(kv: tuple[str, float]) -> float:
+    return -kv[1]
+
+
+def queries_option(expected: str) -> Callable[[F], F]:
+    """``--queries FILE``: labelled queries, one JSON object a line; ``expected`` says what
+    the ``expected`` list holds."""
+    return click.option(
+        "--queries",
+        "queries_file",
+        required=True,
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help=f'JSONL file: one {{"query", "expected": {expected}, "kind"}} per line.',
+    )

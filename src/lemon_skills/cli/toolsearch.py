@@ -11,8 +11,11 @@ import click
 from lemon_skills.cli._output import (
     cwd_option,
     emit_json,
+    eval_report,
     json_option,
     note,
+    queries_option,
+    score_parts,
     semantic_option,
     table,
 )
@@ -20,7 +23,7 @@ from lemon_skills.paths import resolve_cwd
 from lemon_skills.search.metrics import load_cases
 
 if TYPE_CHECKING:
-    from lemon_skills.mcp.toolsearch import ToolEval, ToolMatch
+    from lemon_skills.mcp.toolsearch import ToolMatch
 
 
 def show_matches(found: Sequence[ToolMatch], *, explain: bool, as_json: bool) -> None:
@@ -39,20 +42,11 @@ def show_matches(found: Sequence[ToolMatch], *, explain: bool, as_json: bool) ->
         return
     for m in found:
         click.echo(f"{click.style(m.spec.name, bold=True)}  {m.score:.2f}")
-        terms = sorted((kv for kv in m.parts.items() if kv[0].startswith("term:")), key=_by_value)
-        rest = [kv for kv in m.parts.items() if not kv[0].startswith("term:")]
-        for name, value in [*terms, *rest]:
-            click.echo(f"    {name:<28} {value:8.3f}")
+        score_parts(m.parts)
 
 
 @click.command("eval")
-@click.option(
-    "--queries",
-    "queries_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='JSONL file: one {"query", "expected": ["server/tool", ...], "kind"} per line.',
-)
+@queries_option('["server/tool", ...]')
 @click.option(
     "--tools",
     "tools_file",
@@ -106,48 +100,14 @@ def eval_cmd(
     if as_json:
         emit_json(result.to_dict())
     else:
-        _print(result, len(specs))
-
-
-def _print(result: ToolEval, tools: int) -> None:
-    r = result.report
-    click.echo(
-        f"queries {r.count} ({r.targeted} targeted, {r.none} with no right tool); {tools} tools"
-    )
-    for label, value in (
-        ("recall@1", r.recall_at_1),
-        ("recall@3", r.recall_at_3),
-        ("recall@5", r.recall_at_5),
-        ("MRR", r.mrr),
-        ("none-rejection", r.none_rejection),
-        ("false-rejection", r.false_rejection),
-    ):
-        click.echo(f"{label:<16}{value:.3f}")
-    click.echo(f"{'p50':<16}{result.p50_ms:.2f} ms")
-    click.echo("")
-    table(
-        ["KIND", "N", "RECALL@1", "RECALL@3", "NONE-REJECTION"],
-        [
-            [k.kind, str(k.count), _pct(k.recall_at_1), _pct(k.recall_at_3), _pct(k.none_rejection)]
-            for k in r.per_kind
-        ],
-        wrap_last=False,
-    )
-    if r.misses:
-        click.echo(f"\nmisses ({len(r.misses)}):")
-    for o in r.misses:
-        where = f"rank {o.rank}" if o.rank else "not found"
-        expected = ", ".join(o.case.expected[:3]) or "(nothing)"
-        click.echo(f"  [{o.case.kind}] {o.case.query}")
-        click.echo(f"      expected {expected}; got {', '.join(o.got[:3]) or '(nothing)'}; {where}")
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-def _by_value(kv: tuple[str, float]) -> float:
-    return -kv[1]
+        eval_report(
+            result.report,
+            noun="tool",
+            tail=f"; {len(specs)} tools",
+            recall_at_5=True,
+            extra=[("p50", f"{result.p50_ms:.2f} ms")],
+            expected_shown=3,
+        )
 
 
 def _first_line(text: str) -> str:

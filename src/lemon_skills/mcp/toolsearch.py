@@ -59,13 +59,10 @@ WEIGHTS = Weights(
     },
     long_fields=frozenset({"param_names", "param_text", "instructions"}),
     min_score=0.25,
-    # Terse requests name one thing ("lighthouse https://shop.example.com"): one known word
-    # may be the evidence.
-    min_words=1,
     # With the semantic extra (chosen by cross-validation, ``tool_eval.py --semantic``).
     semantic_weight=5.0,
     semantic_floor=0.2,
-    semantic_min_score=0.5,
+    semantic_min_score=0.25,
 )
 #: Text past this many characters is not indexed (a few servers put whole manuals in a field).
 FIELD_CHARS = 4_000

@@ -19,9 +19,11 @@ its things becomes a ``Document`` and which fields weigh what. The whole API::
 * ``Document(key, fields, names=(), priority=0, stamp=None)``: ``names`` typed in full put the
   document first; ``priority`` breaks ties (higher first); ``stamp`` lets a ``memo`` passed to
   ``build_index`` tokenise one version of a document once.
-* ``build_index(docs, weights, memo=None) -> Index``; ``dumps(index)`` / ``loads(data, weights)``
-  give a compact byte form for an on-disk cache, ``dump_analysed`` / ``load_analysed`` the
-  memo's tokenised documents, so a new process rebuilds re-reading only changed documents.
+* ``build_index(docs, weights, memo=None) -> Index``; ``update_index(index, docs)`` the same
+  made from an index of an earlier state of the documents, tokenising only those whose
+  ``stamp`` it lacks (equal to a fresh build); ``dumps(index)`` / ``loads(data, weights)`` a
+  byte form for an on-disk cache (``data`` may be a memory map: a query reads only its terms'
+  rows); ``dump_analysed`` / ``load_analysed`` a memo's tokenised documents.
 * ``rank(index, query, limit=3, similar=None) -> list[Match]``: ``Match(doc, key, score, parts)``,
   where ``parts`` are the score's pieces (``term:STEM``, ``phrase``, ``exact_name``, ``coverage``,
   ``short_fields``, ``score``, ``evidence``); ``similar`` (document number -> cosine similarity)
@@ -49,6 +51,7 @@ from lemon_skills.search.index import (
     dumps,
     load_analysed,
     loads,
+    update_index,
 )
 from lemon_skills.search.metrics import (
     Case,
@@ -79,4 +82,5 @@ __all__ = [
     "load_cases",
     "loads",
     "rank",
+    "update_index",
 ]

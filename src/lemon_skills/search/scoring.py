@@ -23,11 +23,13 @@ documents as for 10,000), clears ``Weights.min_score``, so a request nothing is 
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
 
 from lemon_skills.search import tokens as text
 from lemon_skills.search.index import Index, Weights, bigrams, decompound
@@ -84,7 +86,8 @@ def _fuzzy(index: Index, word: str) -> list[str]:
         for w in keys.get(d, ()):
             if text.within_one_edit(word, w):
                 found[index.lexicon[w]] = None
-    return [t for t in found if t in index.postings]
+    # Sorted, so equally likely readings are summed in one order whatever the lexicon's.
+    return sorted(t for t in found if t in index.postings)
 
 
 def _likely(index: Index, word: str) -> list[str]:
@@ -148,37 +151,70 @@ def analyse(index: Index, query: str, *, plain: bool = False) -> Query:
 
 @dataclass(slots=True)
 class _Tally:
-    """Per-document sums over the query terms, in flat lists indexed by document number."""
+    """Per-document sums over the query terms, in flat arrays indexed by document number."""
 
-    score: list[float]
-    covered: list[float]
-    strong: list[float]
+    score: npt.NDArray[np.float64]
+    covered: npt.NDArray[np.float64]
+    strong: npt.NDArray[np.float64]
 
 
 def _tally(index: Index, q: Query) -> _Tally:
+    # Each term adds to its documents in one array operation, in the order of the query's
+    # terms: the same additions, in the same order, as a loop over documents would make.
     n = len(index)
-    score, covered, strong = [0.0] * n, [0.0] * n, [0.0] * n
+    score, covered, strong = np.zeros(n), np.zeros(n), np.zeros(n)
     body_share = index.weights.body_credit
     for qt in q.terms:
         p = index.postings[qt.term]
         mult = qt.weight * index.idf[qt.term]
         credit = qt.weight * qt.credit
-        body_credit = credit * body_share
-        for d, w, f in zip(p.docs, p.weights, p.strong, strict=True):
-            score[d] += mult * w
-            if f:
-                covered[d] += credit
-                strong[d] += mult * w
-            else:
-                covered[d] += body_credit
+        part = mult * p.weights
+        score[p.docs] += part
+        covered[p.docs] += np.where(p.strong, credit, credit * body_share)
+        strong[p.docs[p.strong]] += part[p.strong]
     bonus = index.weights.phrase
     for phrase in q.phrases:
         p = index.postings[phrase]
-        mult = bonus * index.idf[phrase]
-        for d, w in zip(p.docs, p.weights, strict=True):
-            score[d] += mult * w
-            strong[d] += mult * w
+        part = bonus * index.idf[phrase] * p.weights
+        score[p.docs] += part
+        strong[p.docs] += part
     return _Tally(score, covered, strong)
+
+
+def _powers(values: npt.NDArray[np.float64], power: float) -> npt.NDArray[np.float64]:
+    """``values ** power`` as Python computes it, once per distinct value (few: a coverage
+    is a sum over a handful of query terms), so scores match the scalar definition exactly."""
+    distinct, at = np.unique(values, return_inverse=True)
+    return np.asarray([v**power for v in distinct.tolist()], dtype=np.float64)[at]
+
+
+def _best(final: Mapping[int, float], prio: Sequence[int], limit: int) -> list[int]:
+    return heapq.nsmallest(limit, final, key=lambda d: (-final[d], -prio[d], d))
+
+
+def _finals(
+    index: Index, q: Query, t: _Tally, sims: Mapping[int, float], limit: int
+) -> dict[int, float]:
+    """The final scores of the documents that can be among the ``limit`` best (ties
+    included): coverage-scaled lexical score plus the semantic bonus."""
+    wts = index.weights
+    # In units of the rarest possible term, so the thresholds mean the same for 5 documents
+    # as for 10,000.
+    unit = 1.0 / index.idf_of_unknown()
+    docs = np.flatnonzero(t.covered)
+    if sims:
+        docs = np.union1d(docs, np.fromiter(sims, dtype=np.int64, count=len(sims)))
+    if not len(docs):
+        return {}
+    ratio = np.minimum(1.0, t.covered[docs] / q.mass)
+    scores = t.score[docs] * (unit * _powers(ratio, wts.coverage_power))
+    if sims:
+        scores = scores + np.asarray([_semantic_bonus(wts, sims.get(d)) for d in docs.tolist()])
+    if len(docs) > limit:
+        cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        keep = scores >= cut
+        docs, scores = docs[keep], scores[keep]
+    return dict(zip(docs.tolist(), scores.tolist(), strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,9 +223,9 @@ class Pool:
 
     query: Query  # analysed with the ranking IDF
     plain: Query  # analysed with the plain IDF the abstain check uses
-    final: Mapping[int, float]  # document number -> final score
-    covered: Sequence[float]  # per document: query credit matched
-    strong: Sequence[float]  # per document: score from short fields (before coverage)
+    final: Mapping[int, float]  # document number -> final score (those that can be best)
+    covered: npt.NDArray[np.float64]  # per document: query credit matched
+    strong: npt.NDArray[np.float64]  # per document: score from short fields (before coverage)
     best: Sequence[int]  # the ``limit`` best documents, best first
     similar: Mapping[int, float] = field(default_factory=dict)
 
@@ -212,16 +248,8 @@ def pool(
         t.strong[exact] += wts.exact_name
         t.covered[exact] = q.mass
     sims = similar or {}
-    # In units of the rarest possible term, so the thresholds mean the same for 5 documents
-    # as for 10,000.
-    unit = 1.0 / index.idf_of_unknown()
-    final: dict[int, float] = {}
-    for d, cov in enumerate(t.covered):
-        if cov or d in sims:
-            scale = unit * min(1.0, cov / q.mass) ** wts.coverage_power
-            final[d] = t.score[d] * scale + _semantic_bonus(wts, sims.get(d))
-    prio = index.priority
-    best = heapq.nsmallest(limit, final, key=lambda d: (-final[d], -prio[d], d))
+    final = _finals(index, q, t, sims, limit)
+    best = _best(final, index.priority, limit)
     if not best:
         return None
     plain = analyse(index, query, plain=True)
@@ -232,8 +260,8 @@ def parts_of(index: Index, p: Pool, doc: int) -> dict[str, float]:
     """``doc``'s score parts (``explain``) with its ``evidence``."""
     wts = index.weights
     unit = 1.0 / index.idf_of_unknown()
-    scale = unit * min(1.0, p.covered[doc] / p.query.mass) ** wts.coverage_power
-    strong = p.strong[doc] * scale
+    scale = unit * min(1.0, float(p.covered[doc]) / p.query.mass) ** wts.coverage_power
+    strong = float(p.strong[doc]) * scale
     parts = explain(index, p.query, doc, score=p.final[doc], strong=strong, sims=p.similar)
     parts["evidence"] = evidence(index, p.plain, doc)
     return parts
@@ -283,11 +311,12 @@ def evidence(index: Index, plain: Query, doc: int) -> float:
 
     Two rules without parameters bound it. A match holding fewer of the query's known words
     (content words some document holds) than ``Weights.min_words``, or than the query has,
-    is no evidence at all: one word of a request ("weather" in "weather in Paris", where
-    another skill mentions Paris) names a neighbourhood, not a topic; words no document holds
-    are left to coverage. A document holding every content word of the query, one of them
-    held by no other document, clears the bar however faint its share of the text: a word
-    found in one place names that place.
+    is no evidence at all, unless a word it holds is in its key (names it): one word of a
+    request ("weather" in "weather in Paris", where another skill mentions Paris) names a
+    neighbourhood, not a topic, while a terse request naming the thing plus a URL or a
+    path is about it; words no document holds are left to coverage. A document holding
+    every content word of the query, one of them held by no other document, clears the bar
+    however faint its share of the text: a word found in one place names that place.
     """
     if not plain.mass:
         return 0.0
@@ -299,7 +328,7 @@ def evidence(index: Index, plain: Query, doc: int) -> float:
         covered = plain.mass
     else:
         held = matched_words(index, plain, doc)
-        if held < min(index.weights.min_words, plain.words):
+        if held < min(index.weights.min_words, plain.words) and not names_a_word(index, plain, doc):
             return 0.0
         if held == plain.content and _sole_holder(index, plain, doc):
             floor = index.weights.min_score
@@ -317,11 +346,18 @@ def matched_words(index: Index, q: Query, doc: int) -> int:
     return len(words)
 
 
+def names_a_word(index: Index, q: Query, doc: int) -> bool:
+    """True when a word of ``q`` that ``doc`` holds is in ``doc``'s key (its own name or a
+    tool's server name): a request naming the thing is about it, however short."""
+    key = {text.stem(w) for w in text.identifier_words(index.keys[doc]) if text.is_content(w)}
+    return any(qt.term in key and _weight(index, qt.term, doc) for qt in q.terms)
+
+
 def _sole_holder(index: Index, q: Query, doc: int) -> bool:
     """True when ``doc`` is the only document holding one of the words ``q`` has as typed."""
     for qt in q.terms:
         docs = index.postings[qt.term].docs
-        if not qt.source and len(docs) == 1 and docs[0] == doc:
+        if not qt.source and len(docs) == 1 and int(docs[0]) == doc:
             return True
     return False
 
@@ -382,5 +418,4 @@ def _weight(index: Index, term: str, doc: int) -> float:
     p = index.postings.get(term)
     if p is None:
         return 0.0
-    i = bisect.bisect_left(p.docs, doc)  # postings are in document order
-    return p.weights[i] if i < len(p.docs) and p.docs[i] == doc else 0.0
+    return p.weight(doc)

@@ -8,7 +8,7 @@ including ones that appear later.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,23 +129,7 @@ def set_disabled(path: Path, key: str, disabled: bool) -> bool:
     Raises:
         ConfigError: the file is corrupt (it is left untouched).
     """
-    changed = False
-
-    def change(state: dict[str, Any]) -> None:
-        nonlocal changed
-        _fs.refuse_newer(state, VERSION, path=path)
-        current, _ = parse_state(state, path=path)
-        state.setdefault("version", VERSION)
-        state.setdefault("skills", {})
-        if disabled and key not in current:
-            state["disabled"] = sorted(current | {key})
-            changed = True
-        elif not disabled and key in current:
-            state["disabled"] = sorted(current - {key})
-            changed = True
-
-    _fs.update_json(path, change, default=empty_state)
-    return changed
+    return bool(set_disabled_many(path, (key,), disabled))
 
 
 def forget(path: Path, key: str) -> None:
@@ -170,18 +154,15 @@ def set_disabled_many(path: Path, keys: Collection[str], disabled: bool) -> list
     """
     changed: list[str] = []
 
-    def change(state: dict[str, Any]) -> None:
-        _fs.refuse_newer(state, VERSION, path=path)
-        current, _ = parse_state(state, path=path)
+    def edit(state: dict[str, Any], current: frozenset[str], skills: dict[str, Any]) -> bool:
         wanted = set(keys)
         changed.extend(sorted(wanted - current if disabled else wanted & current))
         if changed:
-            state.setdefault("version", VERSION)
-            state.setdefault("skills", {})
             state["disabled"] = sorted(current | wanted if disabled else current - wanted)
+        return bool(changed)
 
     if keys:
-        _fs.update_json(path, change, default=empty_state)
+        _edit(path, edit)
     return changed
 
 
@@ -191,19 +172,33 @@ def set_switch(path: Path, key: str, on: bool) -> bool:
     Raises:
         ConfigError: the file is corrupt (it is left untouched).
     """
+
+    def edit(state: dict[str, Any], current: frozenset[str], skills: dict[str, Any]) -> bool:
+        settings = skills.setdefault(key, {})
+        if settings.get("enabled") is on:
+            return False
+        settings["enabled"] = on
+        state["skills"] = skills
+        return True
+
+    return _edit(path, edit)
+
+
+def _edit(
+    path: Path, edit: Callable[[dict[str, Any], frozenset[str], dict[str, Any]], bool]
+) -> bool:
+    """Apply ``edit(state, disabled, skills)`` to one skills.json under its lock; a file a
+    newer release wrote is refused, and one that changes gets every top-level key."""
     changed = False
 
     def change(state: dict[str, Any]) -> None:
         nonlocal changed
         _fs.refuse_newer(state, VERSION, path=path)
-        _, skills = parse_state(state, path=path)
-        state.setdefault("version", VERSION)
-        state.setdefault("disabled", [])
-        settings = skills.setdefault(key, {})
-        if settings.get("enabled") is not on:
-            settings["enabled"] = on
-            state["skills"] = skills
-            changed = True
+        current, skills = parse_state(state, path=path)
+        changed = edit(state, current, skills)
+        if changed:
+            for k, v in empty_state().items():
+                state.setdefault(k, v)
 
     _fs.update_json(path, change, default=empty_state)
     return changed

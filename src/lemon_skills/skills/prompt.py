@@ -179,8 +179,16 @@ def _catalogue_block(
     ordered = sorted(
         entries, key=lambda e: (rank.get(e.key, len(rank)), e.source != "project", e.key)
     )
-    full = [_catalogue_line(e, e.description) for e in ordered]
-    if _size(full) <= budget:
+    # Lines are formatted only until the budget is spent: what a render costs follows what it
+    # can show, not how many skills there are.
+    full: list[str] = []
+    size = 0
+    for e in ordered:
+        full.append(_catalogue_line(e, e.description))
+        size += len(full[-1]) + 1
+        if size > budget:
+            break
+    else:
         return full, [e.key for e in ordered], [], []
     names = [len(escape(e.key)) + 2 for e in ordered]
     rest_names = sum(names) + len(_OTHERS_OPEN) + len(_OTHERS_CLOSE) + 1
@@ -220,7 +228,3 @@ def _shorten(text: str) -> str:
         return text
     cut = text[: SHORT_DESCRIPTION - 1].rsplit(" ", 1)[0]
     return cut + "…"
-
-
-def _size(lines: list[str]) -> int:
-    return sum(len(line) + 1 for line in lines)

@@ -17,7 +17,13 @@ from lemon_skills.mcp.config.locations import may_offer_skills
 from lemon_skills.paths import home, scope_root
 from lemon_skills.skills import enablement
 from lemon_skills.skills.discovery import file_sig
-from lemon_skills.skills.remote.model import ORIGINAL_NAME_KEY, Listing, RemoteFile, RemoteSkill
+from lemon_skills.skills.remote.model import (
+    ORIGINAL_NAME_KEY,
+    Fetch,
+    Listing,
+    RemoteFile,
+    RemoteSkill,
+)
 
 #: How long a listing is trusted without a list_changed notification.
 LISTING_TTL_S = 60.0
@@ -38,13 +44,21 @@ def switched_on(cwd: Path | None) -> set[str]:
     }
 
 
-def to_remote(server: str, wire: Sequence[Any]) -> list[RemoteSkill]:
+def to_remote(
+    server: str, wire: Sequence[Any], previous: Sequence[RemoteSkill] = ()
+) -> list[RemoteSkill]:
     """Wire entries as remote skills. A skill served under a path prefix
     (``skill://acme/billing/refunds/SKILL.md``) is keyed by its whole path
-    (``srv:acme.billing.refunds``), so two skills of one name never share a key."""
+    (``srv:acme.billing.refunds``), so two skills of one name never share a key. A skill of
+    ``previous`` (the server's last listing) that the wire repeats exactly is reused."""
+    before = {s.uri: s for s in previous}
     out = []
     for w in wire:
         fm = w.frontmatter
+        old = before.get(w.uri)
+        if old is not None and old.frontmatter == fm and old.files == w.files:
+            out.append(old)  # every field derives from the uri, frontmatter and files
+            continue
         name, description = str(fm.get("name", "")), fm.get("description")
         path = w.uri.split("://", 1)[-1].removesuffix("/SKILL.md")
         # The wire's file records are named tuples of the same fields: used as they are.
@@ -82,6 +96,7 @@ class McpSkillSource:
         self._lock = threading.Lock()
         self._cache: dict[Path, tuple[object, list[Listing]]] = {}
         self._switched: dict[Path | None, tuple[object, frozenset[str]]] = {}
+        self._fetchers: dict[tuple[Path, str], Fetch] = {}
 
     def _mcp(self) -> Any:
         if self._source is None:
@@ -112,6 +127,20 @@ class McpSkillSource:
         self._switched[cwd] = (stamp, on)
         return on
 
+    def _fetch(self, where: Path, server: str) -> Fetch:
+        """The reader of ``server``'s files for ``where``: one per pair, so entries built from
+        an earlier listing of the same skill can be reused (``remote.entries``)."""
+        found = self._fetchers.get((where, server))
+        if found is None:
+            source = self._mcp()
+
+            def fetch(uri: str, limit: int) -> bytes:
+                data: bytes = source.read_skill_file(where, server, uri, limit=limit)
+                return data
+
+            found = self._fetchers[(where, server)] = fetch
+        return found
+
     def generation(self, cwd: Path | None) -> object:
         names = self.servers(cwd)
         if not names:
@@ -131,16 +160,18 @@ class McpSkillSource:
                 return hit[1]
         from lemon_skills.skills.remote.verify import MAX_SKILLS_PER_SERVER
 
+        last = {listing.server: listing.skills for listing in (hit[1] if hit else ())}
         source = self._mcp()
         found = source.skill_listings(where, stamp[0], limit=MAX_SKILLS_PER_SERVER)  # type: ignore[index]
-        out = []
-        for server, wire, problems in found:
-
-            def fetch(uri: str, limit: int, _server: str = server) -> bytes:
-                data: bytes = source.read_skill_file(where, _server, uri, limit=limit)
-                return data
-
-            out.append(Listing(server, tuple(to_remote(server, wire)), tuple(problems), fetch))
+        out = [
+            Listing(
+                server,
+                tuple(to_remote(server, wire, last.get(server, ()))),
+                tuple(problems),
+                self._fetch(where, server),
+            )
+            for server, wire, problems in found
+        ]
         with self._lock:
             self._cache[where] = (self.generation(cwd), out)
         return out

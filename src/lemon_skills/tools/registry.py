@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from lemon_skills.paths import resolve_cwd
 from lemon_skills.tool import Tool, ToolOrigin
@@ -136,9 +136,7 @@ class ToolRegistry:
         cwd: str | Path | None = None,
         *,
         include_mcp: bool = True,
-        request: str | None = None,
-        budget: int | None = None,
-        mode: Mode = "auto",
+        **options: Unpack[SelectOptions],
     ) -> list[Tool]:
         """The tools to give the model in ``cwd``, built-ins first, each name once.
 
@@ -148,41 +146,30 @@ class ToolRegistry:
         would take more than 10% of ``budget`` (context tokens), else ``all`` (so without a
         budget, every tool). ``select_tools`` says what was sent and what it cost.
         """
-        return list(
-            self.select_tools(
-                cwd, include_mcp=include_mcp, request=request, budget=budget, mode=mode
-            ).tools
-        )
+        return list(self.select_tools(cwd, include_mcp=include_mcp, **options).tools)
 
     def select_tools(
         self,
         cwd: str | Path | None = None,
         *,
         include_mcp: bool = True,
-        request: str | None = None,
-        budget: int | None = None,
-        mode: Mode = "auto",
-        share: float = DEFAULT_SHARE,
-        top_k: int = DEFAULT_TOP_K,
+        **options: Unpack[SelectOptions],
     ) -> ToolSelection:
         """``get_tools`` with its account: the mode applied, the tools sent, the deferred
         names and the estimated tokens of all definitions and of those sent."""
         mcp = self._mcp_tools(cwd) if include_mcp else _NO_MCP
-        return self._select(cwd, mcp, _Ask(request, budget, mode, share, top_k))
+        return self._select(cwd, mcp, _Ask(**options))
 
     async def aget_tools(
         self,
         cwd: str | Path | None = None,
         *,
         include_mcp: bool = True,
-        request: str | None = None,
-        budget: int | None = None,
-        mode: Mode = "auto",
+        **options: Unpack[SelectOptions],
     ) -> list[Tool]:
         """``get_tools`` from async code (MCP discovery awaited, not blocking the loop)."""
         mcp = await self._amcp_tools(cwd) if include_mcp else _NO_MCP
-        ask = _Ask(request, budget, mode, DEFAULT_SHARE, DEFAULT_TOP_K)
-        return list(self._select(cwd, mcp, ask).tools)
+        return list(self._select(cwd, mcp, _Ask(**options)).tools)
 
     def get_tool(self, name: str, cwd: str | Path | None = None) -> Tool | None:
         """The tool that wins ``name`` in ``cwd``, if any."""
@@ -258,15 +245,25 @@ class ToolRegistry:
         return _mcp_part(source, cwd, tools)
 
 
-@dataclass(frozen=True, slots=True)
-class _Ask:
-    """What a caller asked ``select_tools`` for."""
+class SelectOptions(TypedDict, total=False):
+    """What ``get_tools``, ``aget_tools`` and ``select_tools`` take besides ``cwd``."""
 
     request: str | None
     budget: int | None
     mode: Mode
     share: float
     top_k: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Ask:
+    """What a caller asked ``select_tools`` for (the defaults of ``SelectOptions``)."""
+
+    request: str | None = None
+    budget: int | None = None
+    mode: Mode = "auto"
+    share: float = DEFAULT_SHARE
+    top_k: int = DEFAULT_TOP_K
 
 
 def _no_rank(query: str, limit: int) -> list[str]:

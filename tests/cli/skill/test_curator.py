@@ -154,14 +154,15 @@ def test_rollback_restores_the_last_run(library: Path, capsys: pytest.CaptureFix
     assert "error: no global curator run left to roll back" in err
 
 
-def test_local_scope_uses_the_project(
+def test_project_scope_uses_the_project_and_local_still_means_project(
     project: Path, project_skills: Path, agent_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     standard_library(project_skills, usage_path("project", project), now=datetime.now(UTC))
-    code, out, _ = lemon(capsys, "run", "--local", "--cwd", str(project), "--json")
+    code, out, _ = lemon(capsys, "run", "--project", "--cwd", str(project))
     assert code == 0
-    assert Path(json.loads(out)["report_path"]).is_relative_to(project / ".lemon/logs/curator")
+    assert "undo: lemon skill curator rollback " in out and f"--project --cwd {project}" in out
     assert not (agent_dir / "skills.curator.json").exists()
+    assert (project / ".lemon" / "skills.curator.json").exists()
     code, out, _ = lemon(capsys, "rollback", "--local", "--cwd", str(project), "--json")
     assert code == 0
     assert json.loads(out)["restored"] == ["mid", "old"]

@@ -49,7 +49,7 @@ def _doc(**over):
 
 def test_project_runs_roll_back_in_their_project():
     assert report.rollback_command(_doc()) == (
-        "lemon skill curator rollback 20260506T000000 --local --cwd /work/p"
+        "lemon skill curator rollback 20260506T000000 --project --cwd /work/p"
     )
     assert report.rollback_command(_doc(scope="global")) == (
         "lemon skill curator rollback 20260506T000000"
@@ -63,7 +63,7 @@ def test_report_md_mirrors_the_run_document():
     assert "- big state=active loads=0 writes=2 idle_days=unknown" in text
     assert "## Held back\n\nNone." in text
     assert "Not submitted." in text
-    assert "    lemon skill curator rollback 20260506T000000 --local --cwd /work/p" in text
+    assert "    lemon skill curator rollback 20260506T000000 --project --cwd /work/p" in text
 
 
 def test_report_md_records_a_rollback_and_a_run_that_changed_nothing():

@@ -147,7 +147,7 @@ def test_project_scope_uses_the_project_files_only(
     ]
     assert not skills_json_path("global").exists()
     assert not (agent_dir / "logs").exists()
-    assert "--local --cwd" in (result.report_path.parent / "REPORT.md").read_text("utf-8")
+    assert "--project --cwd" in (result.report_path.parent / "REPORT.md").read_text("utf-8")
 
 
 def test_a_skill_the_user_disabled_before_the_run_is_not_reported_as_newly_disabled(

@@ -14,7 +14,7 @@ from lemon_skills.search import index as search_index
 from lemon_skills.skills import api, registry
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import snapshot as index_cache
-from lemon_skills.skills.ranking.index import build_index, dumps, loads
+from lemon_skills.skills.ranking.index import build_index, dumps, loads, update_index
 from tests.helpers.skills import write_skill
 
 
@@ -141,7 +141,7 @@ def test_index_survives_a_byte_round_trip(project, project_skills):
     _corpus(project_skills)
     entries = registry.view(project).enabled()
     built = build_index(entries)
-    loaded = loads(dumps(built), entries)
+    loaded = update_index(loads(dumps(built)), entries)
     for q in ("deploy kubernetes", "pdf tables", "relase notes"):
         assert ranking.rank(built, q) == ranking.rank(loaded, q)
 
@@ -267,13 +267,12 @@ def test_rebuilding_after_an_edit_ranks_exactly_like_a_fresh_build(
     write_skill(project_skills, "fire-drill", description="Plan a fire drill for a site office.")
     queries = ("crawl web site", "deploy kubernetes", "pdf tables", "fire crawl", "site")
     entries = registry.view(project).enabled()
-    first = _scored(build_index(entries), queries)
-    assert _scored(build_index(entries), queries) == first
+    before = build_index(entries)
+    first = _scored(before, queries)
     write_skill(project_skills, "pdf", description="Merge PDF files and crawl their links.")
     api.refresh()
     edited = registry.view(project).enabled()
-    reused = _scored(build_index(edited), queries)
-    monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
+    reused = _scored(update_index(before.core, edited), queries)
     assert reused == _scored(build_index(edited), queries)
     assert reused != first
 
@@ -282,13 +281,21 @@ def test_one_word_of_several_is_not_an_answer(project, project_skills):
     _corpus(project_skills)
     write_skill(
         project_skills,
-        "weather-forecasting",
+        "demand-forecasting",
         description="Forecast weather and demand from time series.",
     )
     write_skill(project_skills, "travel-notes", description="Notes.", body="Paris in spring.\n")
-    assert _keys("weather forecast", project)[0] == "weather-forecasting"
+    assert _keys("weather forecast", project)[0] == "demand-forecasting"
     # "weather" is all the skill shares with this request; "paris" is only mentioned elsewhere.
     assert _keys("weather in Paris", project) == []
+
+
+def test_one_word_that_names_the_skill_is_an_answer(project, project_skills):
+    _corpus(project_skills)
+    write_skill(project_skills, "pagespeed", description="Audit a web page's performance.")
+    write_skill(project_skills, "travel-notes", description="Notes.", body="Paris in spring.\n")
+    # "paris" is held elsewhere, but the request names this skill.
+    assert _keys("pagespeed for the Paris shop", project)[:1] == ["pagespeed"]
 
 
 def test_a_long_noisy_request_is_ranked_by_its_informative_words(project, project_skills):
@@ -325,7 +332,7 @@ def test_after_an_edit_a_new_process_re_reads_only_the_edited_skill(
     api.refresh()
     edited = api.view(project).enabled()
     # A new process: nothing tokenised in memory, only the cached file from before the edit.
-    monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
+    monkeypatch.setattr(index_cache, "_LAST", {})
     seen: list[str] = []
     real = search_index.analyse_document
     monkeypatch.setattr(
@@ -333,7 +340,7 @@ def test_after_an_edit_a_new_process_re_reads_only_the_edited_skill(
     )
     rebuilt = index_cache.load_or_build(edited)
     assert seen == ["pdf"]
-    monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
+    monkeypatch.setattr(index_cache, "_LAST", {})
     queries = ("merge pdf", "crawl links", "deploy kubernetes", "release notes")
     assert _scored(rebuilt, queries) == _scored(build_index(edited), queries)
     # The stale file was replaced, not kept beside the new one.
@@ -350,7 +357,7 @@ def test_a_new_process_after_an_add_and_a_remove_ranks_like_a_fresh_build(
     shutil.rmtree(project_skills / "doc-scanner")
     api.refresh()
     changed = api.view(project).enabled()
-    monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
+    monkeypatch.setattr(index_cache, "_LAST", {})
     seen: list[str] = []
     real = search_index.analyse_document
     monkeypatch.setattr(
@@ -358,6 +365,6 @@ def test_a_new_process_after_an_add_and_a_remove_ranks_like_a_fresh_build(
     )
     rebuilt = index_cache.load_or_build(changed)
     assert seen == ["web-crawler"]
-    monkeypatch.setattr("lemon_skills.skills.ranking.index._ANALYSED", {})
+    monkeypatch.setattr(index_cache, "_LAST", {})
     queries = ("crawl a site", "scan pdf forms", "deploy kubernetes", "pdf tables")
     assert _scored(rebuilt, queries) == _scored(build_index(changed), queries)

@@ -39,25 +39,27 @@ def test_project_skills_have_priority_in_ties():
     assert idx.document(_entry("a", source="global")).priority == 0
 
 
-def test_cache_key_changes_when_any_skill_or_weight_changes():
+def test_tree_key_survives_edits_but_not_new_weights_or_places():
     entries = [_entry("a"), _entry("b")]
-    key = idx.cache_key(entries)
-    assert idx.cache_key([_entry("a"), _entry("b")]) == key
-    assert idx.cache_key([_entry("a"), _entry("b", "edited")]) != key
-    assert idx.cache_key(entries[:1]) != key
+    key = idx.tree_key(entries)
+    # An edit, an added or a removed skill updates the cached index: same file.
+    assert idx.tree_key([_entry("a"), _entry("b", "edited")]) == key
+    assert idx.tree_key(entries[:1]) == key
+    assert idx.tree_key([_entry("a", source="project")]) != key
     heavier = idx.Weights(
         field_weight={**idx.DEFAULT_WEIGHTS.field_weight, "name": 9.0},
         field_b=idx.DEFAULT_WEIGHTS.field_b,
     )
-    assert idx.cache_key(entries, heavier) != key
+    assert idx.tree_key(entries, heavier) != key
 
 
-def test_bytes_round_trip_for_the_same_skills_and_refuse_others():
+def test_bytes_round_trip_and_update_to_the_current_skills():
     entries = [_entry("a", "merge pdf files"), _entry("b", "deploy to kubernetes")]
     built = idx.build_index(entries)
-    loaded = idx.loads(idx.dumps(built), entries)
-    assert loaded.core.keys == built.core.keys == ("a", "b")
+    loaded = idx.update_index(idx.loads(idx.dumps(built)), entries)
+    assert loaded.core is not built.core and loaded.core.keys == ("a", "b")
+    swapped = idx.update_index(idx.loads(idx.dumps(built)), entries[::-1])
+    assert swapped.core.keys == ("b", "a")
+    assert swapped.core.names == idx.build_index(entries[::-1]).core.names
     with pytest.raises(ValueError):
-        idx.loads(idx.dumps(built), [_entry("b"), _entry("a")])
-    with pytest.raises(ValueError):
-        idx.loads(b"garbage", entries)
+        idx.loads(b"garbage")

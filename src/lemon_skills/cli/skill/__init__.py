@@ -15,9 +15,11 @@ from lemon_skills.cli._output import (
     emit_json_records,
     json_option,
     note,
+    scope_options,
     table,
     warn,
 )
+from lemon_skills.paths import Scope
 from lemon_skills.skills import registry
 from lemon_skills.skills.model import Entry
 
@@ -204,12 +206,11 @@ def status(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
         raise click.exceptions.Exit(1)
 
 
-def _toggle(key: str, enabled: bool, cwd: Path | None, project: bool, as_json: bool) -> None:
+def _toggle(key: str, enabled: bool, cwd: Path | None, scope: Scope, as_json: bool) -> None:
     from lemon_skills.skills import api
 
-    changed = api.set_enabled(key, enabled, cwd=cwd, scope="project" if project else "global")
+    changed = api.set_enabled(key, enabled, cwd=cwd, scope=scope)
     word = "enabled" if enabled else "disabled"
-    scope = "project" if project else "global"
     st = api.status(key, cwd=cwd)
     if as_json:
         emit_json(
@@ -235,35 +236,29 @@ def _toggle(key: str, enabled: bool, cwd: Path | None, project: bool, as_json: b
 @skill.command("enable")
 @click.argument("key")
 @cwd_option
-@click.option(
-    "--project", is_flag=True, help="Change <cwd>/.lemon/skills.json instead of the global one."
-)
+@scope_options("global")
 @json_option
-def enable(key: str, cwd: Path | None = None, project: bool = False, as_json: bool = False) -> None:
-    """Enable a skill (removes it from skills.json's disabled list).
+def enable(key: str, scope: Scope, cwd: Path | None = None, as_json: bool = False) -> None:
+    """Enable a skill (removes it from the scope's skills.json disabled list).
 
     KEY is one skill, or PREFIX:* for every skill of a plugin, an MCP server (whose skills are
     then fetched) or the Cursor rules (cursor:*).
     """
-    _toggle(key, True, cwd, project, as_json)
+    _toggle(key, True, cwd, scope, as_json)
 
 
 @skill.command("disable")
 @click.argument("key")
 @cwd_option
-@click.option(
-    "--project", is_flag=True, help="Change <cwd>/.lemon/skills.json instead of the global one."
-)
+@scope_options("global")
 @json_option
-def disable(
-    key: str, cwd: Path | None = None, project: bool = False, as_json: bool = False
-) -> None:
+def disable(key: str, scope: Scope, cwd: Path | None = None, as_json: bool = False) -> None:
     """Disable a skill: it stays on disk but is never offered to the agent.
 
     KEY is one skill, or PREFIX:* for every skill of a plugin, an MCP server or the Cursor
     rules, ones that appear later included.
     """
-    _toggle(key, False, cwd, project, as_json)
+    _toggle(key, False, cwd, scope, as_json)
 
 
 @skill.command("refresh")

@@ -8,7 +8,15 @@ from typing import Any, TypeVar
 
 import click
 
-from lemon_skills.cli._output import colour, cwd_option, emit_json, json_option, note, table
+from lemon_skills.cli._output import (
+    colour,
+    cwd_option,
+    emit_json,
+    json_option,
+    note,
+    scope_options,
+    table,
+)
 from lemon_skills.paths import Scope
 from lemon_skills.skills.curator import control as api
 from lemon_skills.skills.curator.plan import DEFAULT_GRACE_DAYS, Thresholds
@@ -19,10 +27,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _scope_options(f: F) -> F:
-    f = click.option(
-        "--local", is_flag=True, help="The project scope (<cwd>/.lemon) instead of the global one."
-    )(f)
-    return json_option(cwd_option(f))
+    # --local was this group's spelling of --project before every command took --project.
+    return scope_options("global", legacy_project="--local")(json_option(cwd_option(f)))
 
 
 def _threshold_options(f: F) -> F:
@@ -35,10 +41,6 @@ def _threshold_options(f: F) -> F:
             name, default=default, show_default=True, type=click.IntRange(1), help=text
         )(f)
     return f
-
-
-def _scope(local: bool) -> Scope:
-    return "project" if local else "global"
 
 
 @click.group("curator")
@@ -55,13 +57,13 @@ def curator() -> None:
 @curator.command("status")
 @_scope_options
 @_threshold_options
-def status_cmd(local: bool, cwd: Path | None, as_json: bool, **days: int) -> None:
+def status_cmd(scope: Scope, cwd: Path | None, as_json: bool, **days: int) -> None:
     """Show the curator's state, pending changes and the skills it watches.
 
     Pending changes are what a pass would do now; agent-authored skills are listed with
     their lifecycle state, counters and idle days.
     """
-    st = api.status(_scope(local), cwd, thresholds=Thresholds(**days))
+    st = api.status(scope, cwd, thresholds=Thresholds(**days))
     if as_json:
         emit_json(st.to_dict())
         return
@@ -92,14 +94,14 @@ def status_cmd(local: bool, cwd: Path | None, as_json: bool, **days: int) -> Non
 @click.option("--prompt", "show_prompt", is_flag=True, help="Also print the agent review prompt.")
 @click.option("--dry-run", is_flag=True, help="Write nothing; print what would change.")
 def run_cmd(
-    local: bool, cwd: Path | None, as_json: bool, show_prompt: bool, dry_run: bool, **days: int
+    scope: Scope, cwd: Path | None, as_json: bool, show_prompt: bool, dry_run: bool, **days: int
 ) -> None:
     """Run one curator pass now and write its report.
 
     An explicit run ignores pause and interval. --dry-run shows the same plan and writes
     nothing; otherwise the report lands in logs/curator/<run>/ (run.json, REPORT.md).
     """
-    result = api.run(_scope(local), cwd, thresholds=Thresholds(**days), dry_run=dry_run)
+    result = api.run(scope, cwd, thresholds=Thresholds(**days), dry_run=dry_run)
     doc = dict(result.document)
     if as_json:
         extra = {"report_path": str(result.report_path) if result.report_path else None}
@@ -117,9 +119,9 @@ def run_cmd(
 
 @curator.command("pause")
 @_scope_options
-def pause_cmd(local: bool, cwd: Path | None, as_json: bool) -> None:
+def pause_cmd(scope: Scope, cwd: Path | None, as_json: bool) -> None:
     """Pause automatic passes (an explicit `run` still works)."""
-    state = api.set_paused(True, _scope(local), cwd)
+    state = api.set_paused(True, scope, cwd)
     if as_json:
         emit_json(state.to_dict())
     else:
@@ -129,9 +131,9 @@ def pause_cmd(local: bool, cwd: Path | None, as_json: bool) -> None:
 @curator.command("resume")
 @_scope_options
 @click.option("--interval-hours", type=click.IntRange(1), help="Also set the automatic interval.")
-def resume_cmd(local: bool, cwd: Path | None, as_json: bool, interval_hours: int | None) -> None:
+def resume_cmd(scope: Scope, cwd: Path | None, as_json: bool, interval_hours: int | None) -> None:
     """Resume automatic passes."""
-    state = api.set_paused(False, _scope(local), cwd, interval_hours=interval_hours)
+    state = api.set_paused(False, scope, cwd, interval_hours=interval_hours)
     if as_json:
         emit_json(state.to_dict())
     else:
@@ -144,7 +146,7 @@ def resume_cmd(local: bool, cwd: Path | None, as_json: bool, interval_hours: int
 @click.option("--dry-run", is_flag=True, help="Write nothing; print what would be restored.")
 @click.option("--no-pause", is_flag=True, help="Do not pause the curator afterwards.")
 def rollback_cmd(
-    run_id: str | None, local: bool, cwd: Path | None, as_json: bool, dry_run: bool, no_pause: bool
+    run_id: str | None, scope: Scope, cwd: Path | None, as_json: bool, dry_run: bool, no_pause: bool
 ) -> None:
     """Undo a curator run (by default the latest one).
 
@@ -154,7 +156,7 @@ def rollback_cmd(
     moved since the run are left as they are now. The curator is paused afterwards so the
     next automatic pass does not redo the run (`resume` to continue).
     """
-    res = api.rollback(_scope(local), cwd, run_id, dry_run=dry_run, pause=not no_pause)
+    res = api.rollback(scope, cwd, run_id, dry_run=dry_run, pause=not no_pause)
     if as_json:
         emit_json(res.to_dict())
         return

@@ -10,13 +10,17 @@ from lemon_skills.cli._output import (
     agent_option,
     cwd_option,
     emit_json,
+    eval_metrics,
+    eval_report,
     files_option,
     json_option,
     note,
+    queries_option,
+    score_parts,
     semantic_option,
     table,
 )
-from lemon_skills.search.metrics import Report, load_cases
+from lemon_skills.search.metrics import load_cases
 from lemon_skills.skills import api
 from lemon_skills.skills.ranking.find import Match
 from lemon_skills.skills.ranking.tuning import Tuning
@@ -70,16 +74,7 @@ def find_cmd(
         return
     for m, row in zip(found, rows, strict=True):
         click.echo(f"{click.style(m.entry.key, bold=True)}  {row[0]}  ({m.entry.source})")
-        for name, value in _ordered_parts(m):
-            click.echo(f"    {name:<28} {value:8.3f}")
-
-
-def _ordered_parts(m: Match) -> list[tuple[str, float]]:
-    terms = sorted(
-        ((k, v) for k, v in m.parts.items() if k.startswith("term:")), key=lambda kv: -kv[1]
-    )
-    rest = [(k, v) for k, v in m.parts.items() if not k.startswith("term:")]
-    return [*terms, *rest]
+        score_parts(m.parts)
 
 
 def _match_dict(m: Match) -> dict[str, object]:
@@ -87,13 +82,7 @@ def _match_dict(m: Match) -> dict[str, object]:
 
 
 @click.command("eval")
-@click.option(
-    "--queries",
-    "queries_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='JSONL file: one {"query", "expected": [keys], "kind"} per line.',
-)
+@queries_option("[keys]")
 @cwd_option
 @click.option(
     "--skills",
@@ -157,48 +146,14 @@ def eval_cmd(
             }
         emit_json(data)
         return
-    _print_report(report)
+    eval_report(report, noun="skill")
     if tuned is not None:
         _print_cv(tuned)
 
 
 def _print_cv(t: Tuning) -> None:
-    r = t.cv.report
     click.echo(f"\n{t.folds}-fold cross-validation over {len(t.settings)} settings")
-    click.echo(f"recall@1        {_pct(r.recall_at_1)}")
-    click.echo(f"recall@3        {_pct(r.recall_at_3)}")
-    click.echo(f"MRR             {_pct(r.mrr)}")
-    click.echo(f"none-rejection  {_pct(r.none_rejection)}")
-    click.echo(f"false-rejection {_pct(r.false_rejection)}")
+    eval_metrics(t.cv.report)
     for setting, n in t.picked():
         values = " ".join(f"{k}={v:g}" for k, v in setting.items())
         click.echo(f"  picked by {n} fold(s): {values}")
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-def _print_report(r: Report) -> None:
-    click.echo(f"queries {r.count} ({r.targeted} targeted, {r.none} with no right skill)")
-    click.echo(f"recall@1        {_pct(r.recall_at_1)}")
-    click.echo(f"recall@3        {_pct(r.recall_at_3)}")
-    click.echo(f"MRR             {_pct(r.mrr)}")
-    click.echo(f"none-rejection  {_pct(r.none_rejection)}")
-    click.echo(f"false-rejection {_pct(r.false_rejection)}")
-    click.echo("")
-    table(
-        ["KIND", "N", "RECALL@1", "RECALL@3", "NONE-REJECTION"],
-        [
-            [k.kind, str(k.count), _pct(k.recall_at_1), _pct(k.recall_at_3), _pct(k.none_rejection)]
-            for k in r.per_kind
-        ],
-        wrap_last=False,
-    )
-    if r.misses:
-        click.echo(f"\nmisses ({len(r.misses)}):")
-    for o in r.misses:
-        where = f"rank {o.rank}" if o.rank else "not found"
-        expected = ", ".join(o.case.expected) or "(nothing)"
-        click.echo(f"  [{o.case.kind}] {o.case.query}")
-        click.echo(f"      expected {expected}; got {', '.join(o.got[:3]) or '(nothing)'}; {where}")

@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from lemon_skills.cli._output import colour, cwd_option, emit_json, json_option, note, warn
+from lemon_skills.cli._output import (
+    colour,
+    cwd_option,
+    emit_json,
+    json_option,
+    note,
+    scope_options,
+    warn,
+)
+from lemon_skills.paths import Scope
 
 if TYPE_CHECKING:
     from lemon_skills.skills.audit.model import AuditReport
@@ -114,22 +123,10 @@ def approval_options(f: F) -> F:
     )(f)
 
 
-def scope_options(f: F) -> F:
-    """``--project`` / ``--global`` (default: both, project first)."""
-    f = click.option("--global", "global_only", is_flag=True, help="Only the global scope.")(f)
-    return click.option("--project", is_flag=True, help="Only <cwd>/.lemon (project scope).")(f)
-
-
-def _scope(project: bool, global_only: bool) -> Any:
-    if project and global_only:
-        raise click.UsageError("--project and --global exclude each other")
-    return "project" if project else "global" if global_only else None
-
-
 @click.command("install")
 @click.argument("source")
 @cwd_option
-@click.option("--project", is_flag=True, help="Install into <cwd>/.lemon/skill instead.")
+@scope_options("global")
 @approval_options
 @click.option("--force", is_flag=True, help="Replace a skill that is already installed.")
 @click.option("--ref", help="Git branch, tag or commit to install.")
@@ -157,9 +154,7 @@ def _scope(project: bool, global_only: bool) -> Any:
     help="Public key (PEM) a key-signed skill must verify with.",
 )
 @json_option
-def install_cmd(
-    source: str, cwd: Path | None, project: bool, subdir: str | None, **kw: Any
-) -> None:
+def install_cmd(source: str, cwd: Path | None, scope: Scope, subdir: str | None, **kw: Any) -> None:
     """Install skills from a directory, a git URL or gh:OWNER/REPO.
 
     \b
@@ -177,7 +172,7 @@ def install_cmd(
         results = install_many(
             source,
             cwd=cwd,
-            scope="project" if project else "global",
+            scope=scope,
             approve=kw["yes"],
             approver=approver,
             allow_warnings=kw["allow_warnings"],
@@ -222,7 +217,7 @@ def _render_audit(report: AuditReport) -> None:
 @click.argument("key", required=False)
 @click.option("--all", "all_", is_flag=True, help="Update every installed skill.")
 @cwd_option
-@scope_options
+@scope_options(None)
 @approval_options
 @click.option("--force", is_flag=True, help="Reinstall even if unchanged; discard local edits.")
 @json_option
@@ -239,7 +234,7 @@ def update_cmd(key: str | None, all_: bool, cwd: Path | None, **kw: Any) -> None
     with terminal(kw.get("wait_approval")) as (progress, approver):
         opts: dict[str, Any] = {
             "cwd": cwd,
-            "scope": _scope(kw["project"], kw["global_only"]),
+            "scope": kw["scope"],
             "approve": kw["yes"],
             "approver": approver,
             "allow_warnings": kw["allow_warnings"],
@@ -272,11 +267,11 @@ def _render_update(r: UpdateResult) -> None:
 @click.command("uninstall")
 @click.argument("key")
 @cwd_option
-@scope_options
+@scope_options(None)
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation on a terminal.")
 @json_option
 def uninstall_cmd(
-    key: str, cwd: Path | None, project: bool, global_only: bool, yes: bool, as_json: bool = False
+    key: str, cwd: Path | None, scope: Scope | None, yes: bool, as_json: bool = False
 ) -> None:
     """Remove a skill, its lock record and its enable/disable entries.
 
@@ -286,7 +281,7 @@ def uninstall_cmd(
     from lemon_skills.skills.install.lifecycle import uninstall
 
     ask = prompt_approver if interactive() and not yes else None
-    path = uninstall(key, cwd=cwd, scope=_scope(project, global_only), approver=ask)
+    path = uninstall(key, cwd=cwd, scope=scope, approver=ask)
     if as_json:
         emit_json({"key": key, "uninstalled": True, "path": str(path)})
         return
@@ -295,13 +290,13 @@ def uninstall_cmd(
 
 @click.command("verify")
 @cwd_option
-@scope_options
+@scope_options(None)
 @json_option
-def verify_cmd(cwd: Path | None, project: bool, global_only: bool, as_json: bool) -> None:
+def verify_cmd(cwd: Path | None, scope: Scope | None, as_json: bool) -> None:
     """Re-hash installed skills and report any that differ from the lock. Exits 1 on drift."""
     from lemon_skills.skills.install.lifecycle import verify
 
-    results = verify(cwd=cwd, scope=_scope(project, global_only))
+    results = verify(cwd=cwd, scope=scope)
     if as_json:
         emit_json([r.to_dict() for r in results])
     else:

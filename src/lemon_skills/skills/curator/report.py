@@ -97,7 +97,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
 
 def rollback_command(doc: Mapping[str, Any]) -> str:
     """The command that rolls this run back."""
-    where = f" --local --cwd {doc['cwd']}" if doc.get("scope") == "project" else ""
+    where = f" --project --cwd {doc['cwd']}" if doc.get("scope") == "project" else ""
     return f"lemon skill curator rollback {doc.get('run_id')}{where}"
 
 

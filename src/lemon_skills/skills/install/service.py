@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from lemon_skills._proc import ProgressFn
 from lemon_skills.errors import InstallError
@@ -51,31 +51,32 @@ class InstallResult:
         }
 
 
-def install(
-    source: str,
-    *,
-    cwd: PathArg = None,
-    global_: bool | None = True,
-    scope: Scope | None = None,
-    approve: bool = False,
-    approver: Approver | None = None,
-    allow_warnings: bool = False,
-    force: bool = False,
-    ref: str | None = None,
-    path: str | None = None,
-    skill: str | None = None,
-    name: str | None = None,
-    progress: ProgressFn | None = None,
-    require_signature: bool = False,
-    identity: str | None = None,
-    issuer: str | None = None,
-    trust_root: PathArg = None,
-    signing_key: PathArg = None,
-) -> Entry:
+class InstallOptions(TypedDict, total=False):
+    """The keyword options ``install`` passes on to ``install_many`` (see there)."""
+
+    cwd: PathArg
+    global_: bool | None
+    scope: Scope | None
+    approve: bool
+    approver: Approver | None
+    allow_warnings: bool
+    force: bool
+    ref: str | None
+    path: str | None
+    name: str | None
+    progress: ProgressFn | None
+    require_signature: bool
+    identity: str | None
+    issuer: str | None
+    trust_root: PathArg
+    signing_key: PathArg
+
+
+def install(source: str, *, skill: str | None = None, **options: Unpack[InstallOptions]) -> Entry:
     """Install one skill from a local directory, a git URL or ``gh:owner/repo``.
 
     ``skill`` picks one from a source holding several; ``name`` installs it under another
-    key. Returns the installed entry.
+    key; the other options are ``install_many``'s. Returns the installed entry.
 
     Raises:
         SourceError: the source cannot be resolved or fetched, or holds no (or several) skills.
@@ -83,26 +84,7 @@ def install(
             activation failed; nothing was changed.
         TrustPolicyViolation: the audit blocked it or approval was denied or missing.
     """
-    results = install_many(
-        source,
-        cwd=cwd,
-        global_=global_,
-        scope=scope,
-        approve=approve,
-        approver=approver,
-        allow_warnings=allow_warnings,
-        force=force,
-        ref=ref,
-        path=path,
-        skills=[skill] if skill else [],
-        name=name,
-        progress=progress,
-        require_signature=require_signature,
-        identity=identity,
-        issuer=issuer,
-        trust_root=trust_root,
-        signing_key=signing_key,
-    )
+    results = install_many(source, skills=[skill] if skill else [], **options)
     entry = results[0].entry
     if entry is None:
         raise InstallError(f"installed {results[0].path} but it does not load as a skill")

@@ -8,14 +8,15 @@ only says how an ``Entry`` becomes a ``search.Document`` and which field weighs 
 from __future__ import annotations
 
 import hashlib
-import marshal
+import mmap
 import re
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from lemon_skills import search
+from lemon_skills.search import index as search_index
 from lemon_skills.search import tokens
-from lemon_skills.search.index import BACKGROUND, FORMAT, Analysed
+from lemon_skills.search.index import BACKGROUND, FORMAT
 from lemon_skills.skills.model import Entry
 
 #: Body text past this many characters is not indexed: long references state their topic
@@ -96,11 +97,6 @@ def document(entry: Entry) -> search.Document:
     )
 
 
-#: Tokenised skills by content stamp, so a rebuild after one edit re-reads one skill: the
-#: corpus-wide steps (compounds, lengths, IDF) are cheap next to stemming every body.
-_ANALYSED: dict[Hashable, Analysed] = {}
-
-
 def _stamp(entry: Entry) -> tuple[object, ...]:
     """What identifies one version of a skill: the stat signature changes with every edit and
     costs no read; entries built in memory (no file) fall back to their text."""
@@ -111,68 +107,44 @@ def _stamp(entry: Entry) -> tuple[object, ...]:
 
 
 def build_index(entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS) -> Index:
-    """Tokenise every skill once in its life and precompute each (term, skill) weight."""
+    """Tokenise every skill and count each term in each field."""
     docs = [document(e) for e in entries]
-    return Index(tuple(entries), search.build_index(docs, weights, memo=_ANALYSED))
+    return Index(tuple(entries), search.build_index(docs, weights))
+
+
+def update_index(old: search.Index, entries: Sequence[Entry]) -> Index:
+    """The index of ``entries`` made from ``old`` (an index of an earlier state of these
+    skills), re-reading only the skills added or edited since: equal to
+    ``build_index(entries)``."""
+    if search_index.stamps(old) == tuple(_stamp(e) for e in entries):
+        return Index(tuple(entries), old)
+    docs = [document(e) for e in entries]
+    return Index(tuple(entries), search_index.update_index(old, docs))
 
 
 # --- byte form (for the on-disk cache) -------------------------------------------------------
 
 
-def cache_key(entries: Sequence[Entry], weights: Weights = DEFAULT_WEIGHTS) -> str:
-    """A digest of everything the index depends on: format, weights and each skill's bytes."""
+def tree_key(entries: Sequence[Entry], weights: Weights = DEFAULT_WEIGHTS) -> str:
+    """A digest of where the skills come from and of what the index depends on besides their
+    text (format, weights): one edit keeps it, so the cached index is updated, not missed."""
     h = hashlib.sha256(f"{FORMAT}:{weights.fingerprint()}:{BODY_CHARS}:{BACKGROUND}".encode())
-    for e in entries:
-        h.update(f"\0{_stamp(e)!r}".encode())
+    for place in sorted({f"{e.source}\0{e.search_dir}" for e in entries}):
+        h.update(f"\0{place}".encode())
     return h.hexdigest()[:32]
 
 
 def dumps(index: Index) -> bytes:
-    """The index, and each skill tokenised, as bytes for ``loads`` and ``seed`` (entries are
-    not stored: the caller has them)."""
-    stamps = [_stamp(e) for e in index.entries]
-    tokenised = search.dump_analysed((s, _ANALYSED[s]) for s in stamps if s in _ANALYSED)
-    return marshal.dumps((search.dumps(index.core), tokenised))
+    """The index as bytes for ``loads`` (entries are not stored: the caller has them)."""
+    return search.dumps(index.core)
 
 
-def loads(data: bytes, entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS) -> Index:
-    """Rebuild an index from ``dumps`` output for the same ``entries``.
-
-    Raises:
-        ValueError: the bytes are not an index of this format, machine or skill list.
-    """
-    core = search.loads(_parts(data)[0], weights)
-    if core.keys != tuple(e.key for e in entries):
-        raise ValueError("ranking index of another skill list")
-    return Index(tuple(entries), core)
-
-
-def untokenised(entries: Sequence[Entry]) -> int:
-    """How many of ``entries`` this process has not tokenised yet (in any earlier build)."""
-    return sum(1 for e in entries if _stamp(e) not in _ANALYSED)
-
-
-def seed(data: bytes, entries: Sequence[Entry]) -> float:
-    """Take the tokenised skills of ``dumps`` output that ``entries`` still have, so the next
-    ``build_index`` re-reads only the others. Returns the share of the stored skills that
-    ``entries`` still have at the same place (edited or not).
+def loads(
+    data: bytes | memoryview | mmap.mmap, *, weights: Weights = DEFAULT_WEIGHTS
+) -> search.Index:
+    """The index ``dumps`` stored, for ``update_index`` with the current skills.
 
     Raises:
-        ValueError: the bytes are not ``dumps`` output of this format.
+        ValueError: the bytes are not an index of this format, machine or weights.
     """
-    stored = search.load_analysed(_parts(data)[1])
-    current = {_stamp(e) for e in entries}
-    _ANALYSED.update((s, a) for s, a in stored.items() if s in current)
-    places = {s[:3] for s in current}
-    kept = sum(1 for s in stored if isinstance(s, tuple) and s[:3] in places)
-    return kept / len(stored) if stored else 0.0
-
-
-def _parts(data: bytes) -> tuple[bytes, bytes]:
-    try:
-        core, tokenised = marshal.loads(data)  # noqa: S302 - our own cache file
-    except (EOFError, TypeError, ValueError) as exc:
-        raise ValueError("not a ranking index") from exc
-    if not isinstance(core, bytes) or not isinstance(tokenised, bytes):
-        raise ValueError("not a ranking index")
-    return core, tokenised
+    return search.loads(data, weights)

@@ -52,6 +52,11 @@ class Sources:
     """The remote skill sources of one context."""
 
     items: list[SkillSource] = field(default_factory=list)
+    #: The entries built from the last listings, by server, uri, fetch and directory: a
+    #: listing that repeats a skill reuses its entry (hundreds are listed on every refresh).
+    built: dict[tuple[str, str, int, Path | None], tuple[RemoteSkill, Fetch, Entry]] = field(
+        default_factory=dict
+    )
 
 
 def _default_sources() -> Sources:
@@ -120,19 +125,28 @@ def entries(
     shadowed: dict[str, list[Entry]] = {}
     from lemon_skills.skills.remote.verify import listing_problem
 
+    state = sources()
+    built, last = {}, state.built
     for listing in listings:
         where = Path(f"mcp:{listing.server}")
         diags.extend(
             Diagnostic(path=where, reason=p, code="mcp_skills", level="warning")
             for p in listing.problems
         )
+        fetch = listing.fetch
         for skill in listing.skills:
-            if (problem := listing_problem(skill)) is not None:
+            slot = (listing.server, skill.uri, id(fetch), cwd)
+            hit = last.get(slot)
+            if hit is not None and hit[1] is fetch and hit[0] == skill:
+                entry = hit[2]  # the same listed skill passed the checks before
+            elif (problem := listing_problem(skill)) is not None:
                 diags.append(
                     Diagnostic(path=where, reason=problem, code="mcp_skill", key=skill.key)
                 )
                 continue
-            entry = _entry(skill, listing.fetch, cwd)
+            else:
+                entry = _entry(skill, fetch, cwd)
+            built[slot] = (skill, fetch, entry)
             local = local_names.get(skill.name)
             if local is not None:
                 shadowed.setdefault(local.key, []).append(entry)
@@ -148,6 +162,7 @@ def entries(
                 )
                 continue
             out.append(entry)
+    state.built = built
     return out, diags, shadowed
 
 

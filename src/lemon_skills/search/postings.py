@@ -1,0 +1,231 @@
+"""The posting store: every (term, document) pair's count in each field, in flat arrays.
+
+Rows are sorted by term id, then document number, so one term's documents are one slice
+found by two binary searches. A row holds raw counts only: the BM25F weight of a term in a
+document also depends on the corpus's mean field lengths, which change with every edit, so
+weights are computed from the counts when a query first needs a term (``weigh``). That keeps
+an edit to the rows of the documents that changed: ``patch`` drops, renumbers and inserts
+rows with array operations, never touching the others one by one.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Ints = npt.NDArray[np.int32]
+Counts = npt.NDArray[np.unsignedinteger[Any]]
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """Posting rows: ``term`` and ``doc`` per row, ``tf`` (rows x fields) counts."""
+
+    term: Ints
+    doc: Ints
+    tf: Counts
+    # Where each term id's rows start, found on first use (one pass over ``term``).
+    _starts: list[int] = field(default_factory=list, compare=False, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.term)
+
+    def span(self, tid: int) -> tuple[int, int]:
+        """The row range of term id ``tid`` (empty when no document holds it)."""
+        starts = self._starts
+        if not starts:
+            top = int(self.term[-1]) + 2 if len(self.term) else 1
+            found = np.searchsorted(self.term, np.arange(top, dtype=np.int32)).tolist()
+            starts.extend(found)  # one C-level call, so a concurrent reader sees all or none
+        if tid + 1 >= len(starts):
+            return (0, 0)
+        return starts[tid], starts[tid + 1]
+
+    def take(self, mask: npt.NDArray[np.bool_]) -> Rows:
+        """The rows where ``mask`` is true."""
+        return Rows(self.term[mask], self.doc[mask], self.tf[mask])
+
+
+def _counts_dtype(peak: int) -> type[np.uint16] | type[np.uint32]:
+    return np.uint16 if peak < 2**16 else np.uint32
+
+
+class Builder:
+    """Collects (document, field, term, count) in compact arrays and sorts them into rows;
+    terms not in ``ids`` get the next free ids (``ids`` grows)."""
+
+    def __init__(self, width: int, ids: dict[str, int]) -> None:
+        self.width = width
+        self.ids = ids
+        # Four bytes a count (one for the field): a build's peak memory is these arrays.
+        self._term = array("i")
+        self._doc = array("i")
+        self._col = array("B")
+        self._tf = array("i")
+
+    def add(self, doc: int, col: int, counts: Mapping[str, int]) -> None:
+        """Count ``counts`` in field ``col`` of document ``doc`` (each pair added once)."""
+        if not counts:
+            return
+        ids = self.ids
+        self._term.extend([ids.setdefault(t, len(ids)) for t in counts])
+        self._tf.extend(counts.values())
+        k = len(counts)
+        self._doc.extend([doc] * k)
+        self._col.extend([col] * k)
+
+    def rows(self) -> Rows:
+        """The rows collected so far, sorted by term, then document."""
+        if not self._term:
+            return empty(self.width)
+        term = np.frombuffer(self._term, dtype=np.int32).astype(np.int64)
+        key = (term << 32) | np.frombuffer(self._doc, dtype=np.int32)
+        del term
+        uniq, slot = np.unique(key, return_inverse=True)
+        del key
+        tf_all = np.frombuffer(self._tf, dtype=np.int32)
+        tf = np.zeros((len(uniq), self.width), dtype=_counts_dtype(int(tf_all.max())))
+        tf[slot, np.frombuffer(self._col, dtype=np.uint8)] = tf_all
+        return Rows((uniq >> 32).astype(np.int32), (uniq & 0xFFFFFFFF).astype(np.int32), tf)
+
+
+def empty(width: int) -> Rows:
+    """No rows."""
+    return Rows(np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, width), dtype=np.uint16))
+
+
+def patch(rows: Rows, renumber: Ints, added: Rows) -> Rows:
+    """``rows`` with each document ``d`` renumbered to ``renumber[d]`` (rows of documents
+    mapped to -1 dropped), then ``added`` (sorted, already in the new numbering) merged in."""
+    new_doc = renumber[rows.doc] if len(rows) else rows.doc
+    gone = np.flatnonzero(new_doc < 0)
+    kept_new = renumber[renumber >= 0]
+    in_order = bool(np.all(kept_new[1:] > kept_new[:-1]))
+    if not in_order or len(added) + len(gone) > len(rows) // 64:
+        # Documents changed places (rows are no longer in document order within a term), or
+        # so much changed that one sort beats placing each row.
+        keep = new_doc >= 0
+        kept = Rows(rows.term[keep], new_doc[keep].astype(np.int32, copy=False), rows.tf[keep])
+        return _sort(_concat(kept, added))
+    at = _insertion_points(rows, renumber, kept_new, added)
+    return _splice(Rows(rows.term, new_doc.astype(np.int32, copy=False), rows.tf), gone, at, added)
+
+
+def _insertion_points(rows: Rows, renumber: Ints, kept_new: Ints, added: Rows) -> list[int]:
+    """For each added row, the index of the first old row it goes before."""
+    if not len(added):
+        return []
+    top = int(max(rows.term[-1], added.term[-1])) + 2
+    starts = np.searchsorted(rows.term, np.arange(top, dtype=np.int32)).tolist()
+    kept_old = np.flatnonzero(renumber >= 0)
+    # The first kept document numbered after the added one, in the old numbering: old rows of
+    # documents before it precede the added row (those dropped go anyway).
+    nxt = np.searchsorted(kept_new, added.doc, side="right")
+    bound = np.append(kept_old, len(renumber))[nxt].tolist()
+    at = []
+    for t, b in zip(added.term.tolist(), bound, strict=True):
+        lo, hi = starts[t], starts[t + 1]
+        at.append(lo + int(np.searchsorted(rows.doc[lo:hi], b)))
+    return at
+
+
+def _splice(rows: Rows, gone: npt.NDArray[np.intp], at: list[int], added: Rows) -> Rows:
+    """``rows`` without rows ``gone``, with ``added[k]`` placed before old row ``at[k]``:
+    slices copied once, whatever the number of rows."""
+    size = len(rows) - len(gone) + len(added)
+    dtype = np.promote_types(rows.tf.dtype, added.tf.dtype)
+    out = Rows(
+        np.empty(size, np.int32),
+        np.empty(size, np.int32),
+        np.empty((size, rows.tf.shape[1]), dtype),
+    )
+    drops = gone.tolist()
+    src = dst = gi = ai = 0
+    end = len(rows)
+    while src < end or ai < len(at):
+        stop = min(drops[gi] if gi < len(drops) else end, at[ai] if ai < len(at) else end)
+        if stop > src:
+            _copy(out, dst, rows, src, stop)
+            dst += stop - src
+            src = stop
+        if ai < len(at) and at[ai] == src:
+            k = ai
+            while ai < len(at) and at[ai] == src:
+                ai += 1
+            _copy(out, dst, added, k, ai)
+            dst += ai - k
+        elif gi < len(drops) and drops[gi] == src:
+            src += 1
+            gi += 1
+    return out
+
+
+def _copy(out: Rows, dst: int, rows: Rows, lo: int, hi: int) -> None:
+    n = hi - lo
+    out.term[dst : dst + n] = rows.term[lo:hi]
+    out.doc[dst : dst + n] = rows.doc[lo:hi]
+    out.tf[dst : dst + n] = rows.tf[lo:hi]
+
+
+def _concat(a: Rows, b: Rows) -> Rows:
+    dtype = np.promote_types(a.tf.dtype, b.tf.dtype)
+    return Rows(
+        np.concatenate([a.term, b.term]),
+        np.concatenate([a.doc, b.doc]),
+        np.concatenate([a.tf.astype(dtype, copy=False), b.tf.astype(dtype, copy=False)]),
+    )
+
+
+def _key(rows: Rows) -> npt.NDArray[np.int64]:
+    return (rows.term.astype(np.int64) << 32) | rows.doc.astype(np.int64)
+
+
+def _sort(rows: Rows) -> Rows:
+    order = np.argsort(_key(rows), kind="stable")
+    return Rows(rows.term[order], rows.doc[order], rows.tf[order])
+
+
+def doc_counts(rows: Rows, doc: int, column: int, terms: Sequence[str]) -> Counter[str]:
+    """One document's counts in one field, read back from the rows."""
+    mask = rows.doc == doc
+    tf = rows.tf[mask, column]
+    held = tf > 0
+    return Counter(
+        dict(
+            zip([terms[t] for t in rows.term[mask][held].tolist()], tf[held].tolist(), strict=True)
+        )
+    )
+
+
+def norms(
+    lengths: Ints, field_weight: Sequence[float], field_b: Sequence[float]
+) -> tuple[Floats, list[float]]:
+    """Per document and field ``w / (1 - b + b * length / mean)`` (BM25F length
+    normalisation), and the mean length of each field (1 when empty)."""
+    n = len(lengths)
+    means = []
+    for j in range(lengths.shape[1]):
+        # A Python int sum, as exact as the per-document loop it replaces.
+        total = int(lengths[:, j].sum(dtype=np.int64))
+        means.append((total / n if n else 0.0) or 1.0)
+    out = np.empty(lengths.shape, dtype=np.float64)
+    for j, (w, b, mean) in enumerate(zip(field_weight, field_b, means, strict=True)):
+        out[:, j] = w / (1 - b + b * lengths[:, j] / mean)
+    return out, means
+
+
+def weigh(tf: Counts, docs: Ints, norm: Floats, order: Sequence[int], k1: float) -> Floats:
+    """The saturated BM25F weight of one term in each of ``docs`` from its per-field counts:
+    fields summed in ``order`` (long fields first), then ``t * (k1 + 1) / (k1 + t)``."""
+    tilde = np.zeros(len(docs), dtype=np.float64)
+    sub = norm[docs]
+    for j in order:
+        tilde += tf[:, j] * sub[:, j]
+    return tilde * (k1 + 1) / (k1 + tilde)
