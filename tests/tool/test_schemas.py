@@ -57,46 +57,6 @@ def test_a_larger_corpus_converts_or_says_why():
     assert check_conversions([json.loads(line) for line in lines]) > 0
 
 
-def test_strict_mode_makes_every_property_required_and_optional_ones_nullable():
-    schema = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "format": "uri", "minLength": 1},
-            "depth": {"type": "integer", "default": 2},
-            "mode": {"enum": ["a", "b"]},
-        },
-        "required": ["path"],
-    }
-    out = schemas.to_openai_strict(schema)
-    assert out["required"] == ["path", "depth", "mode"]
-    assert out["additionalProperties"] is False
-    assert out["properties"]["depth"]["type"] == ["integer", "null"]
-    assert out["properties"]["mode"]["enum"] == ["a", "b", None]
-    assert "format" not in out["properties"]["path"]
-    assert "format uri" in out["properties"]["path"]["description"]
-    assert "default 2" in out["properties"]["depth"]["description"]
-
-
-def test_gemini_gets_no_refs_oneof_const_or_type_lists():
-    schema = {
-        "type": "object",
-        "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "number"}}}},
-        "properties": {
-            "at": {"$ref": "#/$defs/Point"},
-            "kind": {"const": "circle"},
-            "size": {"oneOf": [{"type": "integer"}, {"type": "string"}]},
-            "note": {"type": ["string", "null"]},
-        },
-    }
-    text = json.dumps(schemas.to_gemini(schema))
-    for word in ("$ref", "$defs", "oneOf", "const", '["string", "null"]'):
-        assert word not in text
-    out = schemas.to_gemini(schema)
-    assert out["properties"]["at"]["properties"]["x"]["type"] == "number"
-    assert out["properties"]["kind"]["enum"] == ["circle"]
-    assert out["properties"]["note"] == {"type": "string", "nullable": True}
-
-
 def test_a_free_form_object_travels_as_json_text_and_comes_back():
     schema = {
         "type": "object",
