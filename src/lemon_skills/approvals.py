@@ -180,6 +180,8 @@ class ApprovalStore:
             ApprovalNotFound: no approval matches.
             ApprovalError: the prefix matches several approvals.
         """
+        if not self.path.exists():  # a lookup must not create the database
+            raise ApprovalNotFound(approval_id)
         with self._connect() as conn:
             return self._check(conn, approval_id)
 
@@ -196,6 +198,8 @@ class ApprovalStore:
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
+        if not self.path.exists():  # listing must not create the database
+            return []
         sql = f"SELECT {_COLUMNS} FROM approvals"
         if where:
             sql += " WHERE " + " AND ".join(where)

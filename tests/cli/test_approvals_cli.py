@@ -80,3 +80,10 @@ def test_deciding_twice_differently_fails(agent_dir, capsys):
     assert main(["approvals", "approve", aid]) == 0
     assert main(["approvals", "deny", aid]) == 1
     assert "already approved" in capsys.readouterr().err
+
+
+def test_reading_approvals_creates_no_database(agent_dir, capsys):
+    assert main(["approvals", "list", "--all"]) == 0
+    assert main(["approvals", "show", "abcdef"]) == 1
+    assert "Approval not found: abcdef" in capsys.readouterr().err
+    assert not (agent_dir / "approvals.db").exists()

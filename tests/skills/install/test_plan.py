@@ -89,8 +89,10 @@ def test_plan_refuses_collisions_and_name_for_several(tmp_path):
     }
     with pytest.raises(InstallError, match="both be installed as 'csv'"):
         plan.plan_install([CSV, twin], **kwargs)
-    with pytest.raises(InstallError, match="single skill"):
+    with pytest.raises(InstallError, match="single skill") as exc:
         plan.plan_install([CSV, PDF], name="x", **kwargs)
+    assert str(exc.value).startswith("--name can only be used")
+    assert "--skill NAME" in (exc.value.hint or "")
 
 
 def _report(findings=(), scripts=()):

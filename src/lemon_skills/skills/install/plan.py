@@ -115,7 +115,10 @@ def plan_install(
             ``name`` is given for several skills.
     """
     if name is not None and len(chosen) > 1:
-        raise InstallError("name= can only be used when installing a single skill")
+        raise InstallError(
+            f"--name can only be used when installing a single skill ({len(chosen)} chosen)",
+            hint="pick one with --skill NAME, or drop --name (name= in Python)",
+        )
     plans: list[InstallPlan] = []
     for f in chosen:
         key = key_for(f, spec, name=name)
