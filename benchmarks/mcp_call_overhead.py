@@ -7,10 +7,16 @@ program). Calls run in alternating blocks so machine noise hits both alike. Repo
 p90, p99 per call and the overhead ratio of McpSource over the bare ``mcp.Client`` for
 
 * ``source.acall_tool`` inside ``async with McpSource()`` (same event loop as the bare client),
+* ``source_sdk_reader``: the same, but that source's server was connected over the SDK's
+  ``stdio_client`` instead of lemon's stdio transport (the A/B for the transport alone),
 * ``source.call_tool`` from synchronous code (the loop driven by the calling thread), against
   a bare client on the same loop driven the same way once per call (``bare_sync``, what a
   synchronous caller of the SDK pays), and against that client timed inside the loop
   (``bare_in_loop``, which pays no loop drive at all).
+
+Also reported per path: this process's CPU time per call (``time.process_time`` around each
+block), which a loaded machine disturbs much less than wall-clock latency; the servers' CPU
+is not in it, so it is what the client side of each path costs.
 
 Target: at most 5 % overhead (DESIGN.md section 8).
 """
@@ -22,11 +28,13 @@ import asyncio
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from lemon_skills.mcp.source import McpSource
 
@@ -67,16 +75,46 @@ def timed_sync(call: Callable[[], Any], n: int) -> list[float]:
     return out
 
 
-async def async_run(calls: int, blocks: int, warmup: int) -> dict[str, list[float]]:
+Samples = dict[str, list[float]]
+
+
+def add_block(results: Samples, cpu: Samples, name: str, block: Callable[[], list[float]]) -> None:
+    started = time.process_time()
+    results[name] += block()
+    cpu[name].append(time.process_time() - started)
+
+
+@contextmanager
+def sdk_stdio_transport() -> Iterator[None]:
+    """Connections opened inside use the SDK's ``stdio_client`` (they keep it afterwards)."""
+    import lemon_skills.mcp.connect as connect
+
+    own = connect.stdio_transport
+    connect.stdio_transport = stdio_client  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        connect.stdio_transport = own
+
+
+async def async_run(calls: int, blocks: int, warmup: int) -> tuple[Samples, Samples]:
     params = StdioServerParameters(command=ENTRY["command"], args=ENTRY["args"])
-    results: dict[str, list[float]] = {"bare": [], "bare_timeout": [], "source_async": []}
-    async with Client(params) as bare, McpSource([ENTRY], include_config=False) as source:
+    results: Samples = {"bare": [], "bare_timeout": [], "source_async": [], "source_sdk_reader": []}
+    cpu: Samples = {name: [] for name in results}
+    async with (
+        Client(params) as bare,
+        McpSource([ENTRY], include_config=False) as source,
+        McpSource([ENTRY], include_config=False) as sdk_reader,
+    ):
         await source.adiscover_tools()
+        with sdk_stdio_transport():
+            await sdk_reader.adiscover_tools()
         paths = {
             "bare": lambda: bare.call_tool("echo", ARGS),
             # The same per-call timeout McpSource always sets (entry timeout_ms, 60 s).
             "bare_timeout": lambda: bare.call_tool("echo", ARGS, read_timeout_seconds=60.0),
             "source_async": lambda: source.acall_tool("mcp_fx_echo", ARGS),
+            "source_sdk_reader": lambda: sdk_reader.acall_tool("mcp_fx_echo", ARGS),
         }
         for call in paths.values():
             await timed(call, warmup)
@@ -84,16 +122,20 @@ async def async_run(calls: int, blocks: int, warmup: int) -> dict[str, list[floa
         names = list(paths)
         for block in range(blocks):
             # Rotate the order so no path always runs first (or right after another).
-            for name in names[block % 3 :] + names[: block % 3]:
+            turn = block % len(names)
+            for name in names[turn:] + names[:turn]:
+                started = time.process_time()
                 results[name] += await timed(paths[name], per_block)
-    return results
+                cpu[name].append(time.process_time() - started)
+    return results, cpu
 
 
-def sync_run(calls: int, blocks: int, warmup: int) -> dict[str, list[float]]:
+def sync_run(calls: int, blocks: int, warmup: int) -> tuple[Samples, Samples]:
     """``source.call_tool`` from sync code, interleaved with a bare client that lives on the
     same private loop (timed inside the loop, i.e. without any loop start/stop)."""
     params = StdioServerParameters(command=ENTRY["command"], args=ENTRY["args"])
-    results: dict[str, list[float]] = {"bare_in_loop": [], "bare_sync": [], "source_sync": []}
+    results: Samples = {"bare_in_loop": [], "bare_sync": [], "source_sync": []}
+    cpu: Samples = {name: [] for name in results}
     with McpSource([ENTRY], include_config=False) as source:
         source.discover_tools()
         loop = source._rt.sync
@@ -128,29 +170,35 @@ def sync_run(calls: int, blocks: int, warmup: int) -> dict[str, list[float]]:
         timed_sync(bare_sync, warmup)
         per_block = max(1, calls // blocks)
         for block in range(blocks):
-            if block % 2:
-                results["source_sync"] += timed_sync(call, per_block)
-                results["bare_sync"] += timed_sync(bare_sync, per_block)
-                results["bare_in_loop"] += bare_block(per_block)
-            else:
-                results["bare_in_loop"] += bare_block(per_block)
-                results["bare_sync"] += timed_sync(bare_sync, per_block)
-                results["source_sync"] += timed_sync(call, per_block)
+            order = [
+                ("bare_in_loop", lambda: bare_block(per_block)),
+                ("bare_sync", lambda: timed_sync(bare_sync, per_block)),
+                ("source_sync", lambda: timed_sync(call, per_block)),
+            ]
+            for name, run in order[::-1] if block % 2 else order:
+                add_block(results, cpu, name, run)
         loop.run(stop)
-    return results
+    return results, cpu
 
 
-def report(title: str, results: dict[str, list[float]], base_name: str) -> None:
+def report(title: str, measured: tuple[Samples, Samples], base_name: str) -> None:
+    results, cpu = measured
     base = summary(results[base_name])
+    cpu_per_call = {n: sum(cpu[n]) / len(results[n]) * 1e6 for n in results}
     print(f"\n{title} (overhead against {base_name})")
-    print(f"{'path':<14} {'median':>8} {'mean':>8} {'p90':>8} {'p99':>8}  overhead median / mean")
+    print(
+        f"{'path':<18} {'median':>8} {'mean':>8} {'p90':>8} {'p99':>8}  overhead median / mean"
+        "   client CPU per call (overhead)"
+    )
     for name, samples in results.items():
         s = summary(samples)
         ratio_med = s["median_ms"] / base["median_ms"] - 1
         ratio_mean = s["mean_ms"] / base["mean_ms"] - 1
+        ratio_cpu = cpu_per_call[name] / cpu_per_call[base_name] - 1
         print(
-            f"{name:<14} {s['median_ms']:7.3f}ms {s['mean_ms']:7.3f}ms {s['p90_ms']:7.3f}ms "
+            f"{name:<18} {s['median_ms']:7.3f}ms {s['mean_ms']:7.3f}ms {s['p90_ms']:7.3f}ms "
             f"{s['p99_ms']:7.3f}ms  {ratio_med:+.1%} / {ratio_mean:+.1%}   (n={len(samples)})"
+            f"   {cpu_per_call[name]:6.0f} us ({ratio_cpu:+.1%})"
         )
 
 

@@ -1,14 +1,15 @@
 """Open one MCP session over stdio, Streamable HTTP or legacy SSE, through the official SDK.
 
-``connect(config)`` is a thin async context manager over the SDK transports and
-``mcp.Client``; it adds what a multi-server host needs: ``${VAR}`` expansion in commands, env,
-URLs and headers, a pre-flight check that the command exists, the server's stderr kept as a
-bounded tail for error messages, a ``closed`` event that fires when the transport ends (a
-crashed stdio server, a dropped SSE stream), and readable error texts. Seams for the auth and
-sampling layers: ``auth`` (an ``httpx2.Auth`` for HTTP/SSE), ``http_client`` (Streamable HTTP),
-``sampling_callback`` and ``elicitation_callback``; ``transport`` replaces the entry's own
-transport with another, e.g. the SDK's ``InMemoryTransport(server)`` for a server running in
-this process (nothing is spawned or dialled then).
+``connect(config)`` is a thin async context manager over a transport (the SDK's for HTTP and
+SSE, ``transport.stdio`` for stdio) and ``mcp.Client``; it adds what a multi-server host needs:
+``${VAR}`` expansion in commands, env, URLs and headers, a pre-flight check that the command
+exists, the server's stderr kept as a bounded tail for error messages, a ``closed`` event that
+fires when the transport ends (a crashed stdio server, a dropped SSE stream), and readable
+error texts. Seams for the auth and sampling layers: ``auth`` (an ``httpx2.Auth`` for
+HTTP/SSE), ``http_client`` (Streamable HTTP), ``sampling_callback`` and
+``elicitation_callback``; ``transport`` replaces the entry's own transport with another, e.g.
+the SDK's ``InMemoryTransport(server)`` for a server running in this process (nothing is
+spawned or dialled then).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import Client
 from mcp.client.session import ElicitationFnT, MessageHandlerFnT, SamplingFnT
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import Implementation, JSONRPCResponse
@@ -38,6 +39,7 @@ from lemon_skills.mcp import logs
 from lemon_skills.mcp.config.entries import HttpServer, ServerConfig, SseServer, StdioServer
 from lemon_skills.mcp.config.lint import command_hint, executable_found
 from lemon_skills.mcp.errlog import StderrLog, StderrPipe, close_quietly, log_path
+from lemon_skills.mcp.transport.stdio import stdio_transport
 
 #: How long an event stream (legacy SSE, Streamable HTTP GET) may stay silent. Long on purpose:
 #: the synchronous facade pauses its loop between calls, and a short read timeout would then
@@ -218,7 +220,7 @@ async def _open_transport(
     probe: Probe,
 ) -> Any:
     if isinstance(config, StdioServer):
-        return stdio_client(stdio_parameters(config, env), errlog=errlog)
+        return stdio_transport(stdio_parameters(config, env), errlog)
     url = expand(config.url, env)
     headers = {k: expand(v, env) for k, v in config.headers.items()}
     hooks = {"response": [probe.on_response]}

@@ -1,0 +1,1 @@
+"""Transports lemon runs itself instead of the SDK's (stdio: see ``stdio``)."""
