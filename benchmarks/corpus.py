@@ -3,7 +3,7 @@
     python benchmarks/corpus.py DEST --count 10000
 
 DEST gets ``DEST/.lemon/skill/<key>/SKILL.md`` (a project layout). Copies after the first
-round get a numeric suffix on the key (``pdf-7``) and the same ``name:``, so no two skills
+round get a numeric suffix on the key (``pdf-7``) and that key as ``name:``, so no two skills
 share a name; the rest of the text is unchanged, which is what matters for parse, stat and
 tokenising costs.
 

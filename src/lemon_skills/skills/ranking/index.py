@@ -92,9 +92,13 @@ def document(entry: Entry) -> search.Document:
         entry.key,
         _Fields(entry),
         names=(entry.key, entry.name),
-        priority=1 if entry.source == "project" else 0,
+        priority=_priority(entry),
         stamp=_stamp(entry),
     )
+
+
+def _priority(entry: Entry) -> int:
+    return 1 if entry.source == "project" else 0
 
 
 def _stamp(entry: Entry) -> tuple[object, ...]:
@@ -116,9 +120,19 @@ def update_index(old: search.Index, entries: Sequence[Entry]) -> Index:
     """The index of ``entries`` made from ``old`` (an index of an earlier state of these
     skills), re-reading only the skills added or edited since: equal to
     ``build_index(entries)``."""
-    if search_index.stamps(old) == tuple(_stamp(e) for e in entries):
+    stamps = [_stamp(e) for e in entries]
+    known = search_index.stamps(old)
+    if known == tuple(stamps):
         return Index(tuple(entries), old)
-    docs = [document(e) for e in entries]
+    # A skill the index has keeps its rows: its document needs no text, only its stamp.
+    kept = set(known)
+    docs = []
+    for e, s in zip(entries, stamps, strict=True):
+        if s in kept:
+            kept.discard(s)  # a second skill with the same stamp is tokenised
+            docs.append(search.Document(e.key, {}, priority=_priority(e), stamp=s))
+        else:
+            docs.append(document(e))
     return Index(tuple(entries), search_index.update_index(old, docs))
 
 
