@@ -1,4 +1,5 @@
-"""The optional embedding model (needs the semantic extra and the model package)."""
+"""Hybrid skill ranking with the optional embedding model (needs the semantic extra and the
+model package); the encoder itself is tested in tests/search/test_embed.py."""
 
 from __future__ import annotations
 
@@ -12,24 +13,6 @@ from lemon_skills.skills.ranking import semantic
 from tests.helpers.skills import write_skill
 
 pytestmark = pytest.mark.integration
-
-
-def test_paraphrases_are_closer_than_unrelated_text():
-    enc = semantic.encoder()
-    v = enc.encode(
-        ["merge two PDF files into one", "combine PDFs into a single document", "bake bread"]
-    )
-    sims = v @ v.T
-    assert sims[0, 1] > 0.6 > sims[0, 2]
-    assert abs(float((v[0] ** 2).sum()) - 1.0) < 1e-4
-
-
-def test_batching_does_not_change_vectors():
-    enc = semantic.encoder()
-    texts = ["short", "a much longer sentence about deploying services to kubernetes"]
-    together = enc.encode(texts)
-    alone = enc.encode(texts[1:])
-    assert float(together[1] @ alone[0]) > 0.9999
 
 
 def test_hybrid_finds_a_paraphrase_and_caches_skill_vectors(project, project_skills):

@@ -1,0 +1,90 @@
+"""Sentence embeddings shared by both corpora: the vector cache (fast, with a counting stand-in
+for the model) and the model itself (integration: needs the semantic extra and the model)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lemon_skills.search import embed
+
+
+class CountingEncoder:
+    """Stands in for the model: a fixed vector per text, and a record of what was encoded."""
+
+    np = np
+
+    def __init__(self, identity: str = "model-a") -> None:
+        self.identity = identity
+        self.encoded: list[str] = []
+
+    def encode(self, texts: list[str], *, batch: int = 8) -> np.ndarray:
+        self.encoded += texts
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        for row, text in enumerate(texts):
+            out[row, len(text) % 384] = 1.0
+        return out
+
+
+def test_a_text_is_embedded_once_then_read_from_the_cache():
+    first = CountingEncoder()
+    a = embed.vectors(["alpha", "beta"], first)  # type: ignore[arg-type]
+    second = CountingEncoder()
+    b = embed.vectors(["beta", "alpha", "gamma!"], second)  # type: ignore[arg-type]
+    assert first.encoded == ["alpha", "beta"]
+    assert second.encoded == ["gamma!"]  # a new process embeds only the new text
+    assert np.array_equal(b[1], a[0]) and np.array_equal(b[0], a[1])
+    assert embed.store_path().is_file()
+
+
+def test_another_model_never_reads_the_vectors_of_the_first():
+    embed.vectors(["alpha"], CountingEncoder("model-a"))  # type: ignore[arg-type]
+    other = CountingEncoder("model-b")
+    embed.vectors(["alpha"], other)  # type: ignore[arg-type]
+    assert other.encoded == ["alpha"]
+
+
+def test_an_unwritable_cache_still_gives_vectors(monkeypatch, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setattr(embed, "store_path", lambda: blocker / "semantic.sqlite")
+    enc = CountingEncoder()
+    out = embed.vectors(["alpha", "beta"], enc)  # type: ignore[arg-type]
+    assert out.shape == (2, 384) and enc.encoded == ["alpha", "beta"]
+
+
+def test_top_similar_keeps_rows_above_the_floor_best_first():
+    enc = CountingEncoder()
+    matrix = np.eye(384, dtype=np.float32)[[5, 7, 5]]
+    sims = embed.top_similar(matrix, "query", enc, floor=0.5)  # type: ignore[arg-type]
+    assert sims == {0: 1.0, 2: 1.0}  # "query" has length 5: rows 0 and 2 match
+    assert embed.top_similar(matrix, "   ", enc, floor=0.5) == {}  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("env", "flag", "expected"),
+    [("1", None, True), ("no", None, False), ("", True, True), ("yes", False, False)],
+)
+def test_semantic_is_requested_by_flag_first_then_environment(monkeypatch, env, flag, expected):
+    monkeypatch.setenv("LEMON_SEMANTIC", env)
+    assert embed.requested(flag) is expected
+
+
+@pytest.mark.integration
+def test_paraphrases_are_closer_than_unrelated_text():
+    enc = embed.encoder()
+    v = enc.encode(
+        ["merge two PDF files into one", "combine PDFs into a single document", "bake bread"]
+    )
+    sims = v @ v.T
+    assert sims[0, 1] > 0.6 > sims[0, 2]
+    assert abs(float((v[0] ** 2).sum()) - 1.0) < 1e-4
+
+
+@pytest.mark.integration
+def test_batching_does_not_change_vectors():
+    enc = embed.encoder()
+    texts = ["short", "a much longer sentence about deploying services to kubernetes"]
+    together = enc.encode(texts)
+    alone = enc.encode(texts[1:])
+    assert float(together[1] @ alone[0]) > 0.9999
