@@ -54,7 +54,8 @@ def _pem(path: Path, data: bytes) -> Path:
     return path
 
 
-def _usage(**on: bool) -> x509.KeyUsage:
+def key_usage(**on: bool) -> x509.KeyUsage:
+    """An X.509 key usage with only the named bits set."""
     names = [
         "digital_signature",
         "content_commitment",
@@ -115,7 +116,7 @@ class Instance:
             .not_valid_before(now - datetime.timedelta(days=1))
             .not_valid_after(now + datetime.timedelta(days=30))
             .add_extension(x509.BasicConstraints(ca=True, path_length=1), critical=True)
-            .add_extension(_usage(key_cert_sign=True, crl_sign=True), critical=True)
+            .add_extension(key_usage(key_cert_sign=True, crl_sign=True), critical=True)
             .add_extension(ski, critical=False)
             .add_extension(
                 x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ski),
@@ -174,7 +175,7 @@ class Instance:
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=1))
             .not_valid_after(now + datetime.timedelta(minutes=10))
-            .add_extension(_usage(digital_signature=True), critical=True)
+            .add_extension(key_usage(digital_signature=True), critical=True)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), False)
             .add_extension(
                 x509.AuthorityKeyIdentifier.from_issuer_public_key(self.ca_key.public_key()),

@@ -10,6 +10,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+from mcp import types
+
+from lemon_skills.errors import McpToolError
+
 SERVERS = Path(__file__).resolve().parent.parent / "mcp" / "servers"
 SMOKE_MODULE = "lemon_skills.selftest.fixtures.server"
 SAMPLING_MODULE = "lemon_skills.selftest.fixtures.sampling_server"
@@ -107,3 +112,27 @@ def _fixture_server(args: list[str], env: dict[str, str]) -> Any:
     if len(rest) == 2 and rest[0] == "--name":
         return rich_server.build(rest[1])
     return None
+
+
+def check_sampling_only_when_configured(make_source: Any, protocol: str) -> None:
+    """A server that asks for sampling gets the host's answer when a sampling callback is
+    configured, and a clear refusal when none is."""
+    seen: list[str] = []
+
+    async def sample(
+        ctx: Any, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        text = params.messages[0].content.text  # type: ignore[union-attr]
+        seen.append(text)
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text=f"pong:{text}"), model="m"
+        )
+
+    with_sampling = make_source([rich("s", protocol=protocol)], sampling_factory=lambda cfg: sample)
+    assert (
+        with_sampling.call_tool("mcp_s_ask", {"question": "ping"}).text == "model said: pong:ping"
+    )
+    assert seen == ["ping"]
+    without = make_source([rich("s", protocol=protocol)])
+    with pytest.raises(McpToolError, match="did not declare the sampling capability"):
+        without.call_tool("mcp_s_ask", {"question": "ping"})

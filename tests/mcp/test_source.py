@@ -8,16 +8,14 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from typing import Any
 
 import anyio
 import pytest
-from mcp import types
 
 from lemon_skills.errors import McpToolError
 from lemon_skills.mcp.source import McpSource
 from lemon_skills.tool import ToolContext
-from tests.helpers.mcp import in_process, rich, smoke
+from tests.helpers.mcp import check_sampling_only_when_configured, in_process, rich, smoke
 
 
 @pytest.fixture(scope="module", params=["in-process", "spawned"])
@@ -189,25 +187,7 @@ def test_a_disabled_source_has_no_tools(make_source, in_memory):
 def test_sampling_callback_reaches_servers_that_ask_and_only_when_configured(
     protocol, make_source, in_memory
 ):
-    seen: list[str] = []
-
-    async def sample(
-        ctx: Any, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult:
-        text = params.messages[0].content.text  # type: ignore[union-attr]
-        seen.append(text)
-        return types.CreateMessageResult(
-            role="assistant", content=types.TextContent(type="text", text=f"pong:{text}"), model="m"
-        )
-
-    with_sampling = make_source([rich("s", protocol=protocol)], sampling_factory=lambda cfg: sample)
-    assert (
-        with_sampling.call_tool("mcp_s_ask", {"question": "ping"}).text == "model said: pong:ping"
-    )
-    assert seen == ["ping"]
-    without = make_source([rich("s", protocol=protocol)])
-    with pytest.raises(McpToolError, match="did not declare the sampling capability"):
-        without.call_tool("mcp_s_ask", {"question": "ping"})
+    check_sampling_only_when_configured(make_source, protocol)
 
 
 def test_async_mode_runs_in_the_callers_event_loop(in_memory):

@@ -8,17 +8,21 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
 
 import anyio
 import pytest
-from mcp import types
 
 from lemon_skills import settings
 from lemon_skills.errors import McpToolError
 from lemon_skills.mcp.source import McpSource
 from lemon_skills.tool import ToolContext
-from tests.helpers.mcp import broken, kill_and_wait, rich, smoke
+from tests.helpers.mcp import (
+    broken,
+    check_sampling_only_when_configured,
+    kill_and_wait,
+    rich,
+    smoke,
+)
 
 
 def test_a_server_killed_while_idle_is_respawned_before_the_next_call(make_source):
@@ -131,22 +135,4 @@ def test_stdio_env_is_explicit_and_expanded(make_source, monkeypatch):
 
 
 def test_sampling_over_a_real_pipe_reaches_servers_that_ask_and_only_when_configured(make_source):
-    seen: list[str] = []
-
-    async def sample(
-        ctx: Any, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult:
-        text = params.messages[0].content.text  # type: ignore[union-attr]
-        seen.append(text)
-        return types.CreateMessageResult(
-            role="assistant", content=types.TextContent(type="text", text=f"pong:{text}"), model="m"
-        )
-
-    with_sampling = make_source([rich("s", protocol="legacy")], sampling_factory=lambda cfg: sample)
-    assert (
-        with_sampling.call_tool("mcp_s_ask", {"question": "ping"}).text == "model said: pong:ping"
-    )
-    assert seen == ["ping"]
-    without = make_source([rich("s", protocol="legacy")])
-    with pytest.raises(McpToolError, match="did not declare the sampling capability"):
-        without.call_tool("mcp_s_ask", {"question": "ping"})
+    check_sampling_only_when_configured(make_source, "legacy")

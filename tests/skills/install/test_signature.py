@@ -25,7 +25,7 @@ from lemon_skills.errors import TrustPolicyViolation  # noqa: E402
 from lemon_skills.skills.install import install, verify  # noqa: E402
 from lemon_skills.skills.install.signature import SIGNATURE_FILE  # noqa: E402
 from tests.helpers.install import local_skill, read_lock  # noqa: E402
-from tests.helpers.keyless import Instance  # noqa: E402
+from tests.helpers.keyless import Instance, key_usage  # noqa: E402
 
 ISSUER = "https://token.actions.example"
 SIGNER = "release@example.com"
@@ -48,23 +48,6 @@ def _cert(path: Path, cert: x509.Certificate) -> Path:
     return path
 
 
-_USAGES = (
-    "digital_signature",
-    "content_commitment",
-    "key_encipherment",
-    "data_encipherment",
-    "key_agreement",
-    "key_cert_sign",
-    "crl_sign",
-    "encipher_only",
-    "decipher_only",
-)
-
-
-def _usage(**on: bool) -> x509.KeyUsage:
-    return x509.KeyUsage(**{n: on.get(n, False) for n in _USAGES})
-
-
 def make_ca(tmp: Path, name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate, Path]:
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.UTC)
@@ -78,7 +61,7 @@ def make_ca(tmp: Path, name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Cert
         .not_valid_before(now - datetime.timedelta(days=1))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(_usage(key_cert_sign=True, crl_sign=True), critical=True)
+        .add_extension(key_usage(key_cert_sign=True, crl_sign=True), critical=True)
         .sign(key, hashes.SHA256())
     )
     return key, cert, _cert(tmp / f"{name}.pem", cert)
@@ -98,7 +81,7 @@ def make_signer(tmp: Path, ca: tuple, identity: str) -> tuple[Path, Path]:
         .not_valid_before(now - datetime.timedelta(hours=1))
         .not_valid_after(now + datetime.timedelta(hours=1))
         .add_extension(x509.SubjectAlternativeName([x509.RFC822Name(identity)]), critical=True)
-        .add_extension(_usage(digital_signature=True), critical=True)
+        .add_extension(key_usage(digital_signature=True), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False)
         .add_extension(
             x509.UnrecognizedExtension(_FULCIO_ISSUER, b"\x0c" + bytes([len(issuer)]) + issuer),

@@ -133,16 +133,7 @@ def served_alone(text: bytes) -> tuple[RemoteSkill, Fetch]:
 
 def test_the_install_audit_blocks_remote_text():
     evil = "---\nname: pdf\ndescription: Fill PDF forms\n---\n\nhidden \U000e0041 text\n".encode()
-    fm = {"name": "pdf", "description": "Fill PDF forms"}
-    s = RemoteSkill(
-        "srv",
-        "skill://pdf/SKILL.md",
-        "pdf",
-        "Fill PDF forms",
-        fm,
-        (RemoteFile("skill://pdf/SKILL.md", digest_of(evil), len(evil)),),
-    )
-    _, fetch = serving({"skill://pdf/SKILL.md": evil})
+    s, fetch = served_alone(evil)
     with pytest.raises(RemoteSkillError, match="audit blocks"):
         remote.load_text(s, fetch)
     assert store.cached(digest_of(evil)) is None
