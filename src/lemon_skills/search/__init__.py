@@ -37,7 +37,8 @@ its things becomes a ``Document`` and which fields weigh what. The whole API::
   ``stratified_folds``, ``objective``.
 
 Scores are in units of the rarest possible term, so ``Weights.min_score`` means the same for 5
-documents as for 10,000. See ``schema`` for the fields, ``index`` for BM25F and ``scoring`` for the signals.
+documents as for 10,000. See ``schema`` for the fields, ``index`` for BM25F and ``scoring``
+for the signals.
 """
 
 from __future__ import annotations
