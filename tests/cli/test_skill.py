@@ -235,3 +235,14 @@ def test_enable_disable_and_refresh_speak_json(project, project_skills, capsys):
     assert data["still_disabled_in"] == ["project"]  # the project scope still disables it
     code, out, _ = run(capsys, "skill", "refresh", "--json", "--cwd", str(project))
     assert code == 0 and json.loads(out) == {"skills": 1, "diagnostics": 0}
+
+
+def test_strict_lint_of_the_examples_folder_checks_its_project_skills(capsys):
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    code, out, _ = run(capsys, "skill", "lint", "--strict", "--json", str(examples))
+    assert code == 0
+    paths = {Path(r["path"]) for r in json.loads(out)}
+    assert paths == set(examples.glob("project/.lemon/skill/*/SKILL.md"))
+    assert len(paths) == 6

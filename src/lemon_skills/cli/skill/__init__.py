@@ -288,8 +288,9 @@ def lint(
 ) -> None:
     """Check SKILL.md files against the Agent Skills spec and lemon's rules.
 
-    PATHS may be SKILL.md files, skill directories, or directories of skills. Exits 1 when any
-    error is found.
+    PATHS may be SKILL.md files, skill directories, or any directory: it is searched for skill
+    directories at any depth, entering hidden folders only for the project skill roots
+    .lemon/skill and .agents/skills. Exits 1 when any error is found.
     """
     from lemon_skills.errors import LemonSkillsError
     from lemon_skills.skills.lint import lint_file, skill_files
@@ -300,7 +301,7 @@ def lint(
         raise LemonSkillsError(
             "no SKILL.md found in " + ", ".join(str(p) for p in paths),
             hint="pass SKILL.md files, skill directories (holding a SKILL.md) or directories "
-            "of skill directories",
+            "that hold skill directories",
         )
     if as_json:
         emit_json([r.to_dict() for r in reports])
