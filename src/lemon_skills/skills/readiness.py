@@ -154,6 +154,26 @@ def evaluate(
     )
 
 
+def offerable(
+    entry: Entry,
+    *,
+    platform: str | None = None,
+    available: Collection[str] | None = None,
+    mcp_servers: Collection[str] | None = None,
+) -> bool:
+    """True when a prompt may list ``entry`` (enabled, not blocked): ``evaluate`` would call it
+    active or not ready, with its required skills and MCP servers present.
+
+    Binaries and environment only tell active from not ready, so they are not looked up: the
+    catalogue lists a skill that is not ready yet, and a check of every skill's binaries on
+    every render is what made rendering grow with the catalogue.
+    """
+    m = entry.manifest
+    if "any" not in m.platforms and current_platform(platform) not in m.platforms:
+        return False
+    return not any(_dependencies(m.requires, available, mcp_servers).values())
+
+
 def _dependencies(
     req: Requires, available: Collection[str] | None, servers: Collection[str] | None
 ) -> dict[str, tuple[str, ...]]:
