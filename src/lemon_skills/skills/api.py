@@ -25,7 +25,6 @@ from lemon_skills.skills.ranking import snapshot as index_cache
 from lemon_skills.skills.ranking import tuning
 from lemon_skills.skills.readiness import SkillStatus, evaluate, not_found, offerable
 from lemon_skills.skills.registry import View, default_registry, require, view
-from lemon_skills.skills.remote import store as remote_store
 from lemon_skills.skills.selection import activation, profiles
 from lemon_skills.skills.selection.profiles import Profile
 from lemon_skills.skills.usage import observe
@@ -116,6 +115,8 @@ def set_enabled(
         return changed
     entry = require(key, cwd=where)
     if entry.source == "mcp" and enabled:
+        from lemon_skills.skills.remote import store as remote_store
+
         # Enabling an MCP skill by name approves the version it serves now.
         remote_store.pin(key, None, review=True)
     changed = enablement.set_disabled(path, key, not enabled)
@@ -367,6 +368,25 @@ def _catalogue(
     return out
 
 
+def _listing(v: View, profile: Profile | None, play: activation.InPlay) -> prompt_mod.Catalogue:
+    """``_catalogue`` ready to render, sorted and measured once per view and profile; the
+    path-scoped skills no file in play matches are hidden per call."""
+    base = _catalogue(v, profile, None)
+    memo = v.memo.setdefault("prompt_listing", {})
+    cached = memo.get(profile)
+    if cached is not None and cached[0] is base:
+        cat: prompt_mod.Catalogue = cached[1]
+    else:
+        cat = prompt_mod.Catalogue.of(base)
+        memo[profile] = (base, cat)
+    if _path_scoped(v):
+        scoped = v.memo.get("prompt_scoped")
+        if scoped is None:
+            scoped = v.memo["prompt_scoped"] = tuple(e for e in v.enabled() if e.paths)
+        cat = cat.without(e.key for e in scoped if not play.admits(e))
+    return cat
+
+
 def _offerable(v: View) -> tuple[tuple[Entry, ...], tuple[Entry, ...]]:
     """The enabled, model-invocable skills, and those of them whose readiness depends on the
     machine (requirements or platforms); the rest are offered unless the audit blocks them."""
@@ -402,7 +422,7 @@ def _unmet(v: View) -> frozenset[str]:
     _, conditional = _offerable(v)
     if not conditional:
         return frozenset()
-    wants_servers = any(e.manifest.requires.mcp for e in conditional)
+    wants_servers = any(e.requirement("mcp") for e in conditional)
     servers = _server_names(v) if wants_servers else None
     memo = v.memo.get("prompt_unmet")
     if memo is not None and memo[0] == servers:
@@ -470,7 +490,7 @@ def render_prompt(
     """
     v = view(cwd)
     profile, play = selection(v, files=files, agent=agent)
-    catalogue = _catalogue(v, profile, play)
+    catalogue = _listing(v, profile, play)
     excluded = _blocked(v) | _unmet(v)
     weights = ranking_index(v).weights
     use_semantic = semantic_mod.requested(None)
@@ -489,13 +509,13 @@ def render_prompt(
         for m in matches[:max_results]
         if ranking.clears_bar(m, weights, semantic=use_semantic)
     ]
-    preload, always, attach = _standing(v, profile)
+    preloads, rules, attach = _standing(v, profile)
 
     def listed(e: Entry) -> bool:
         return e.key not in excluded and (profile is None or profile.admits(e.key))
 
-    preload = [e for e in preload if listed(e) and play.admits(e)]
-    always = [e for e in always if listed(e) and play.admits(e)]
+    preload = [e for e in preloads if listed(e) and play.admits(e)]
+    always = [e for e in rules if listed(e) and play.admits(e)]
     attached = [e for e in attach if listed(e) and play.matches(e)]
     relevant = list({e.key: e for e in (*preload, *always, *attached, *ranked)}.values())
     if budget is None:
