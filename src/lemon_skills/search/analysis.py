@@ -127,26 +127,30 @@ class Shorts:
     kept in byte form until one is read: an update reads those of the documents it
     replaces, and writing the index back copies the bytes of the others."""
 
-    __slots__ = ("_items", "_weights")
+    __slots__ = ("_decoded", "_items", "_weights")
 
-    def __init__(self, items: list[Analysed | bytes | memoryview], weights: Weights) -> None:
+    def __init__(self, items: Sequence[Analysed | bytes | memoryview], weights: Weights) -> None:
         self._items = items
         self._weights = weights
+        self._decoded: dict[int, Analysed] = {}
 
     def __len__(self) -> int:
         return len(self._items)
 
     def __getitem__(self, i: int) -> Analysed:
-        item = self._items[i]
-        if isinstance(item, Analysed):
-            return item
-        words = marshal.loads(item)  # noqa: S302 - our own cache file
-        decoded = self._items[i] = _from_words(words, self._weights)
+        decoded = self._decoded.get(i)
+        if decoded is None:
+            item = self._items[i]
+            if isinstance(item, Analysed):
+                return item
+            words = marshal.loads(item)  # noqa: S302 - our own cache file
+            decoded = self._decoded[i] = _from_words(words, self._weights)
         return decoded
 
     def raw(self, i: int) -> Analysed | bytes | memoryview:
-        """Document ``i`` as stored, decoded or not."""
-        return self._items[i]
+        """Document ``i`` decoded if it was, else as stored."""
+        decoded = self._decoded.get(i)
+        return self._items[i] if decoded is None else decoded
 
     def blob(self, i: int) -> bytes | memoryview:
         """Document ``i`` in byte form."""

@@ -22,7 +22,13 @@ import numpy.typing as npt
 from lemon_skills.search import analysis, tokens
 from lemon_skills.search import postings as rows_mod
 from lemon_skills.search.analysis import Analysed, Memo, Shorts
-from lemon_skills.search.compounds import compounds, first, recompound, short_fields
+from lemon_skills.search.compounds import (
+    compounds,
+    drop_spent,
+    first,
+    recompound,
+    short_fields,
+)
 from lemon_skills.search.schema import BUILD_FIELDS, Document, Weights, idf
 from lemon_skills.search.store import DocState, Store, doc_state
 from lemon_skills.search.weighing import Idf, Posting, Postings
@@ -145,11 +151,11 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
     )
     gone = np.flatnonzero(renumber < 0).tolist()
     words = Counter(state.words)
-    for i in gone:
-        words.subtract(w for w, _ in state.shorts[i].lexicon)
+    spent = [w for i in gone for w, _ in state.shorts[i].lexicon]
+    words.subtract(spent)
     for a in fresh.values():
         words.update(w for w, _ in a.lexicon)
-    words = +words
+    drop_spent(words, spent)
     c, redo = recompound(
         state.compounds, state.shorts, shorts, words, labels, fresh, old_of, gone, weights
     )
@@ -159,7 +165,7 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
     for n in redo:
         # Compounds changed, text did not: long fields are read back from the rows.
         for j in long_cols:
-            builder.add(n, j, rows_mod.doc_counts(store.rows, old_of[n], j, store.terms))
+            builder.add(n, j, store.rows.doc_counts(old_of[n], j, store.terms))
         renumber[old_of[n]] = -1
     for n, a in fresh.items():
         for j in long_cols:
@@ -169,7 +175,7 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
             builder.add(n, j, counts)
     added = builder.rows()
     terms = [*store.terms, *list(ids)[len(store.terms) :]]
-    rows = rows_mod.patch(store.rows, renumber, added)
+    rows = rows_mod.overlay(store.rows, renumber, added)
     lengths = np.zeros((len(docs), len(weights.fields)), dtype=np.int32)
     if old_of:
         lengths[np.fromiter(old_of, np.int64)] = store.lengths[
