@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,8 @@ import numpy.typing as npt
 
 #: An overlay is made plain when its rows pass this share of its base's (1/8).
 OVERLAY_SHARE = 8
+#: Base rows merged at a time when an overlay is written out in ``chunks``.
+CHUNK_ROWS = 1 << 20
 
 Ints = npt.NDArray[np.int32]
 Counts = npt.NDArray[np.unsignedinteger[Any]]
@@ -130,15 +132,56 @@ class Overlay:
         per_doc = len(self.base) // max(len(self.renumber), 1)
         return len(self.added) + dropped * per_doc
 
+    @property
+    def heavy(self) -> bool:
+        """Whether the changes have passed 1/``OVERLAY_SHARE`` of the base's rows: every
+        lookup pays for an overlay, a merge costs one pass."""
+        return self.weight() * OVERLAY_SHARE > len(self.base)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The count type of the merged rows."""
+        return np.promote_types(self.base.tf.dtype, self.added.tf.dtype)
+
+    def size(self, done: Callable[[], None] | None = None) -> int:
+        """How many rows ``plain`` would hold (one pass over the base's documents)."""
+        dropped = 0
+        for lo in range(0, len(self.base), CHUNK_ROWS):
+            dropped += int(np.count_nonzero(self.renumber[self.base.doc[lo : lo + CHUNK_ROWS]] < 0))
+            if done is not None:
+                done()
+        return len(self.base) - dropped + len(self.added)
+
+    def chunks(self, done: Callable[[], None] | None = None) -> Iterator[Rows]:
+        """The rows of ``plain``, in order, a run of whole terms at a time (about
+        ``CHUNK_ROWS`` base rows each): merging them never holds more than one run.
+        ``done`` is called after each run (to release the base's pages)."""
+        base, added, dtype = self.base, self.added, self.dtype
+        lo = a_lo = 0
+        while lo < len(base) or a_lo < len(added):
+            hi = min(len(base), lo + CHUNK_ROWS)
+            if hi < len(base):  # end on a term boundary
+                hi = int(np.searchsorted(base.term, base.term[hi - 1], side="right"))
+                a_hi = int(np.searchsorted(added.term, base.term[hi - 1], side="right"))
+            else:
+                a_hi = len(added)
+            part = Rows(base.term[lo:hi], base.doc[lo:hi], base.tf[lo:hi])
+            extra = Rows(added.term[a_lo:a_hi], added.doc[a_lo:a_hi], added.tf[a_lo:a_hi])
+            rows = patch(part, self.renumber, extra)
+            yield Rows(rows.term, rows.doc, rows.tf.astype(dtype, copy=False))
+            if done is not None:
+                done()
+            lo, a_lo = hi, a_hi
+
 
 AnyRows = Rows | Overlay
 
 
-def overlay(rows: AnyRows, renumber: Ints, added: Rows) -> AnyRows:
+def overlay(rows: AnyRows, renumber: Ints, added: Rows, *, merge: bool = True) -> AnyRows:
     """``rows`` with each document ``d`` renumbered to ``renumber[d]`` (-1: dropped) and
     ``added`` (sorted, in the new numbering) merged in: an ``Overlay`` that copies nothing
-    of ``rows``, or plain rows once the changes pass 1/``OVERLAY_SHARE`` of them (every
-    lookup pays for an overlay, a plain copy costs one pass) or documents change places."""
+    of ``rows``, or plain rows when documents change places or, with ``merge``, once the
+    overlay is ``heavy`` (without, the caller merges it, e.g. ``chunks`` into a file)."""
     if isinstance(rows, Overlay):
         old = rows.renumber
         base, added = rows.base, patch(rows.added, renumber, added)
@@ -149,7 +192,7 @@ def overlay(rows: AnyRows, renumber: Ints, added: Rows) -> AnyRows:
     if not np.all(kept[1:] > kept[:-1]):
         return patch(base, renumber, added)
     over = Overlay(base, renumber, added)
-    return over.plain() if over.weight() * OVERLAY_SHARE > len(base) else over
+    return over.plain() if merge and over.heavy else over
 
 
 def _counts_dtype(peak: int) -> type[np.uint16] | type[np.uint32]:
