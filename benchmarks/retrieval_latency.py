@@ -14,7 +14,9 @@ skills under new keys), then, in this order:
   index on disk: the call's time, of which loading the registry, reading (and after an edit
   updating and writing back) the index and the query, the same in CPU seconds, and the
   process's peak RSS; then the same after one SKILL.md was edited (the automatic path: no
-  refresh asked for), the median of rounds, each round a new edit;
+  refresh asked for), the median of rounds, each round a new edit; then after one edit with
+  the update forced to be merged into the cache file, as it is once the changes since the
+  file was written pass an eighth of it;
 * with ``--cli``: whole ``lemon`` processes: ``lemon skill list`` and ``lemon prompt`` on a
   fresh tree (no manifest cache, no index), then with both caches present, and ``lemon
   skill find`` with no edit against after one edit.
@@ -56,6 +58,10 @@ def peak_mb():
 t0 = time.perf_counter(); c0 = time.process_time()
 import lemon_skills
 from lemon_skills.skills import api, registry
+if sys.argv[3:] == ["merge"]:
+    # What an update pays when its changes pass the share a delta may hold.
+    from lemon_skills.search import postings
+    postings.OVERLAY_SHARE = 10**9
 t1 = time.perf_counter(); c1 = time.process_time()
 v = registry.view(sys.argv[1])
 t2 = time.perf_counter(); c2 = time.process_time()
@@ -74,9 +80,9 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:9.2f} ms"
 
 
-def _child(tree: Path, query: str) -> dict[str, float]:
+def _child(tree: Path, query: str, *extra: str) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tree), query],
+        [sys.executable, "-c", CHILD, str(tree), query, *extra],
         check=True,
         capture_output=True,
         text=True,
@@ -128,11 +134,18 @@ def run(size: int, queries: list[str], rounds: int, cli: bool, baseline: bool) -
             _bm25s(entries, queries, rounds)
         query = "merge two pdf files"
         plain = [_child(tree, query) for _ in range(rounds)]
-        edited = []
+        edited, merged = [], []
         for i in range(rounds):
             _edit(entries, i)
             edited.append(_child(tree, query))
-        for label, rows in (("new process, no edit", plain), ("new process, one edit", edited)):
+        for i in range(rounds):
+            _edit(entries, rounds + i)
+            merged.append(_child(tree, query, "merge"))
+        for label, rows in (
+            ("new process, no edit", plain),
+            ("new process, one edit", edited),
+            ("new process, one edit merged into the file", merged),
+        ):
             med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
             print(
                 f"{'':>14}{label}: find_relevant {_ms(med['find'])} (registry "

@@ -138,14 +138,9 @@ def _columns(
     overlay's merged a run at a time, once per column."""
     if isinstance(rows, rows_mod.Rows):
         return rows.tf.dtype, len(rows), [_raw(rows.term)], [_raw(rows.doc)], [_raw(rows.tf)]
-    over = rows
-    return (
-        over.dtype,
-        over.size(done),
-        (_raw(c.term) for c in over.chunks(done)),
-        (_raw(c.doc) for c in over.chunks(done)),
-        (_raw(c.tf) for c in over.chunks(done)),
-    )
+    merge = rows.merge(done)
+    term, doc, tf = ((_raw(a) for a in merge.column(c)) for c in ("term", "doc", "tf"))
+    return merge.dtype, merge.size, term, doc, tf
 
 
 def _whole(data: bytes | memoryview) -> tuple[int, Iterable[bytes | memoryview]]:
@@ -306,7 +301,7 @@ def loads(
         under = _parse(base, weights)
         if under.base_tag is not None or len(stored.renumber) != len(under.ends):
             raise ValueError("a delta of another search index")
-        rows = rows_mod.overlay(under.rows, stored.renumber.copy(), stored.rows)
+        rows = rows_mod.overlay(under.rows, stored.renumber.copy(), stored.rows, merge=False)
         source = _sources(stored.renumber, len(items)).tolist()
         items = _Merged(stored.shorts(), under.shorts(), source)
     try:

@@ -24,7 +24,7 @@ import numpy.typing as npt
 #: An overlay is made plain when its rows pass this share of its base's (1/8).
 OVERLAY_SHARE = 8
 #: Base rows merged at a time when an overlay is written out in ``chunks``.
-CHUNK_ROWS = 1 << 20
+CHUNK_ROWS = 1 << 18
 
 Ints = npt.NDArray[np.int32]
 Counts = npt.NDArray[np.unsignedinteger[Any]]
@@ -138,26 +138,40 @@ class Overlay:
         lookup pays for an overlay, a merge costs one pass."""
         return self.weight() * OVERLAY_SHARE > len(self.base)
 
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        """The count type of the merged rows."""
-        return np.promote_types(self.base.tf.dtype, self.added.tf.dtype)
+    def merge(self, done: Callable[[], None] | None = None) -> Merge:
+        """How these rows merge into plain ones, worked out a run of terms at a time
+        (``done`` is called after each run, to release the base's pages)."""
+        return Merge(self, done)
 
-    def size(self, done: Callable[[], None] | None = None) -> int:
-        """How many rows ``plain`` would hold (one pass over the base's documents)."""
-        dropped = 0
-        for lo in range(0, len(self.base), CHUNK_ROWS):
-            dropped += int(np.count_nonzero(self.renumber[self.base.doc[lo : lo + CHUNK_ROWS]] < 0))
-            if done is not None:
-                done()
-        return len(self.base) - dropped + len(self.added)
 
-    def chunks(self, done: Callable[[], None] | None = None) -> Iterator[Rows]:
-        """The rows of ``plain``, in order, a run of whole terms at a time (about
-        ``CHUNK_ROWS`` base rows each): merging them never holds more than one run.
-        ``done`` is called after each run (to release the base's pages)."""
-        base, added, dtype = self.base, self.added, self.dtype
+AnyRows = Rows | Overlay
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """A run of whole terms: base rows ``lo:hi`` less ``drops`` (positions in the run), with
+    added rows ``a_lo:a_hi`` inserted before the kept rows at ``at``."""
+
+    lo: int
+    hi: int
+    a_lo: int
+    a_hi: int
+    drops: npt.NDArray[np.intp]
+    at: npt.NDArray[np.intp]
+
+
+class Merge:
+    """An overlay's rows as plain rows, one column at a time and a run of terms (about
+    ``CHUNK_ROWS`` base rows) at a time: writing them out never holds them all."""
+
+    def __init__(self, over: Overlay, done: Callable[[], None] | None = None) -> None:
+        self._over = over
+        self._done = done
+        self._runs: list[_Run] = []
+        self.dtype = np.promote_types(over.base.tf.dtype, over.added.tf.dtype)
+        base, added = over.base, over.added
         lo = a_lo = 0
+        size = 0
         while lo < len(base) or a_lo < len(added):
             hi = min(len(base), lo + CHUNK_ROWS)
             if hi < len(base):  # end on a term boundary
@@ -165,16 +179,36 @@ class Overlay:
                 a_hi = int(np.searchsorted(added.term, base.term[hi - 1], side="right"))
             else:
                 a_hi = len(added)
-            part = Rows(base.term[lo:hi], base.doc[lo:hi], base.tf[lo:hi])
+            doc = over.renumber[base.doc[lo:hi]]
+            keep = doc >= 0
+            kept = (base.term[lo:hi][keep].astype(np.int64) << 32) | doc[keep]
             extra = Rows(added.term[a_lo:a_hi], added.doc[a_lo:a_hi], added.tf[a_lo:a_hi])
-            rows = patch(part, self.renumber, extra)
-            yield Rows(rows.term, rows.doc, rows.tf.astype(dtype, copy=False))
-            if done is not None:
-                done()
+            at = np.searchsorted(kept, _key(extra))
+            self._runs.append(_Run(lo, hi, a_lo, a_hi, np.flatnonzero(~keep), at))
+            size += len(kept) + len(at)
+            self._release()
             lo, a_lo = hi, a_hi
+        #: How many rows the merged rows hold.
+        self.size = size
 
+    def _release(self) -> None:
+        if self._done is not None:
+            self._done()
 
-AnyRows = Rows | Overlay
+    def column(self, name: str) -> Iterator[npt.NDArray[Any]]:
+        """The merged ``term``, ``doc`` or ``tf`` column, a run at a time."""
+        base, added = self._over.base, self._over.added
+        for run in self._runs:
+            mine = getattr(base, name)[run.lo : run.hi]
+            if name == "doc":
+                mine = self._over.renumber[mine]
+            if len(run.drops):
+                mine = np.delete(mine, run.drops, axis=0)
+            theirs = getattr(added, name)[run.a_lo : run.a_hi]
+            if name == "tf":
+                mine, theirs = mine.astype(self.dtype, copy=False), theirs.astype(self.dtype)
+            yield np.insert(mine, run.at, theirs, axis=0) if len(theirs) else mine
+            self._release()
 
 
 def overlay(rows: AnyRows, renumber: Ints, added: Rows, *, merge: bool = True) -> AnyRows:
