@@ -1,6 +1,7 @@
 """Latency and memory of find_relevant and its index beside ``bm25s``, on one tree per size.
 
-    python benchmarks/retrieval_latency.py [--sizes 453 10000] [--rounds 3] [--cli] [--no-baseline]
+    python benchmarks/retrieval_latency.py [--sizes 453 10000] [--rounds 3] [--cli]
+        [--no-baseline] [--new-process-only]
 
 For each size a project corpus is made with ``corpus.make_corpus`` (copies of the bench
 skills under new keys), then, in this order:
@@ -97,7 +98,7 @@ def _edit(entries: list[Entry], i: int) -> None:
         fh.write(f"\nEdited {i}.\n")
 
 
-def run(size: int, queries: list[str], rounds: int, cli: bool, baseline: bool) -> None:
+def run(size: int, queries: list[str], rounds: int, cli: bool, baseline: bool, warm: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["LEMON_AGENT_DIR"] = str(Path(tmp) / "agent")
         tree = Path(tmp)
@@ -106,31 +107,25 @@ def run(size: int, queries: list[str], rounds: int, cli: bool, baseline: bool) -
             _cli(tree, queries[0])
         view = api.view(tmp, refresh=True)
         entries = list(view.enabled())
-        builds, cpus = [], []
-        for _ in range(rounds):
-            t, c = time.perf_counter(), time.process_time()
-            build_index(entries)
-            builds.append(time.perf_counter() - t)
-            cpus.append(time.process_time() - c)
-        print(
-            f"{size:>6} skills  build {_ms(statistics.median(builds))}"
-            f"  (cpu {_ms(statistics.median(cpus))})"
-        )
+        print(f"{size:>6} skills")
+        if warm:
+            _build(entries, rounds)
         lemon_skills.find_relevant("warm up", cwd=tmp)  # writes the cached index
         times, cpu = [], []
-        for _ in range(rounds):
+        for _ in range(rounds if warm else 0):
             for q in queries:
                 t, c = time.perf_counter(), time.process_time()
                 lemon_skills.find_relevant(q, cwd=tmp)
                 times.append(time.perf_counter() - t)
                 cpu.append(time.process_time() - c)
         times.sort()
-        print(
-            f"{'':>14}find_relevant p50 {_ms(statistics.median(times))}"
-            f"  p95 {_ms(times[int(len(times) * 0.95)])}  (cpu p50 {_ms(statistics.median(cpu))},"
-            f" {len(times)} calls, warm)"
-        )
-        if baseline:
+        if warm:
+            print(
+                f"{'':>14}find_relevant p50 {_ms(statistics.median(times))}"
+                f"  p95 {_ms(times[int(len(times) * 0.95)])}"
+                f"  (cpu p50 {_ms(statistics.median(cpu))}, {len(times)} calls, warm)"
+            )
+        if baseline and warm:
             _bm25s(entries, queries, rounds)
         query = "merge two pdf files"
         plain = [_child(tree, query) for _ in range(rounds)]
@@ -158,6 +153,16 @@ def run(size: int, queries: list[str], rounds: int, cli: bool, baseline: bool) -
         files = list((Path(tmp) / "agent" / "cache" / "ranking").glob("*.idx"))
         size_mb = sum(f.stat().st_size for f in files) / 1e6
         print(f"{'':>14}cached index files: {len(files)} ({size_mb:.1f} MB)")
+
+
+def _build(entries: list[Entry], rounds: int) -> None:
+    builds, cpus = [], []
+    for _ in range(rounds):
+        t, c = time.perf_counter(), time.process_time()
+        build_index(entries)
+        builds.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+    print(f"{'':>14}build {_ms(statistics.median(builds))}  (cpu {_ms(statistics.median(cpus))})")
 
 
 def _bm25s(entries: list[Entry], queries: list[str], rounds: int) -> None:
@@ -241,11 +246,16 @@ def main() -> None:
     parser.add_argument(
         "--no-baseline", action="store_true", help="skip bm25s (its build takes minutes at 50k)"
     )
+    parser.add_argument(
+        "--new-process-only",
+        action="store_true",
+        help="only the new-process figures (no timed build, no warm queries, no bm25s)",
+    )
     args = parser.parse_args()
     files = sorted(bench_root().glob("queries_dev*.jsonl"))
     queries = [c.query for f in files for c in load_cases(f)]
     for size in args.sizes:
-        run(size, queries, args.rounds, args.cli, not args.no_baseline)
+        run(size, queries, args.rounds, args.cli, not args.no_baseline, not args.new_process_only)
 
 
 if __name__ == "__main__":
