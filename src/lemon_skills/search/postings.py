@@ -4,8 +4,10 @@ Rows are sorted by term id, then document number, so one term's documents are on
 found by two binary searches. A row holds raw counts only: the BM25F weight of a term in a
 document also depends on the corpus's mean field lengths, which change with every edit, so
 weights are computed from the counts when a query first needs a term (``weigh``). That keeps
-an edit to the rows of the documents that changed: ``patch`` drops, renumbers and inserts
-rows with array operations, never touching the others one by one.
+an edit to the rows of the documents that changed: an ``Overlay`` reads the rows of the index
+it was made from through a document renumbering, plus the rows of the changed documents, so an
+edit neither copies nor reads the others; ``patch`` merges them into plain rows when the
+overlay grows.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+#: An overlay is made plain when its rows pass this share of its base's (1/8).
+OVERLAY_SHARE = 8
 
 Ints = npt.NDArray[np.int32]
 Counts = npt.NDArray[np.unsignedinteger[Any]]
@@ -51,6 +56,100 @@ class Rows:
     def take(self, mask: npt.NDArray[np.bool_]) -> Rows:
         """The rows where ``mask`` is true."""
         return Rows(self.term[mask], self.doc[mask], self.tf[mask])
+
+    def of_term(self, tid: int) -> tuple[Ints, Counts]:
+        """The documents (ascending) holding term ``tid`` and their counts per field."""
+        lo, hi = self.span(tid)
+        return self.doc[lo:hi], self.tf[lo:hi]
+
+    def held_terms(self) -> Ints:
+        """The ids of the terms some document holds, ascending."""
+        return np.unique(self.term)
+
+    def doc_counts(self, doc: int, column: int, terms: Sequence[str]) -> Counter[str]:
+        """One document's counts in one field."""
+        mask = self.doc == doc
+        tf = self.tf[mask, column]
+        held = tf > 0
+        found = [terms[t] for t in self.term[mask][held].tolist()]
+        return Counter(dict(zip(found, tf[held].tolist(), strict=True)))
+
+    def plain(self) -> Rows:
+        """These rows (already plain)."""
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class Overlay:
+    """The rows of an edited index, read through those of the index it was made from:
+    ``base``'s rows with each document renumbered by ``renumber`` (-1: dropped), plus
+    ``added`` (the rows of the documents not taken from ``base``, in the new numbering).
+    Kept documents keep their order, so a term's base rows stay in document order."""
+
+    base: Rows
+    renumber: Ints
+    added: Rows
+
+    def of_term(self, tid: int) -> tuple[Ints, Counts]:
+        """The documents (ascending) holding term ``tid`` and their counts per field."""
+        docs, tf = self.base.of_term(tid)
+        docs = self.renumber[docs]
+        keep = docs >= 0
+        if not keep.all():
+            docs, tf = docs[keep], tf[keep]
+        lo, hi = self.added.span(tid)
+        if hi > lo:
+            dtype = np.promote_types(tf.dtype, self.added.tf.dtype)
+            docs = np.concatenate([docs, self.added.doc[lo:hi]])
+            tf = np.concatenate([tf.astype(dtype, copy=False), self.added.tf[lo:hi]])
+        if hi > lo:
+            order = np.argsort(docs, kind="stable")
+            docs, tf = docs[order], tf[order]
+        return docs, tf
+
+    def held_terms(self) -> Ints:
+        """The ids of the terms some document holds, ascending."""
+        kept = self.base.term[self.renumber[self.base.doc] >= 0]
+        return np.union1d(np.unique(kept), self.added.held_terms())
+
+    def doc_counts(self, doc: int, column: int, terms: Sequence[str]) -> Counter[str]:
+        """One document's counts in one field."""
+        if doc in set(self.added.doc.tolist()):
+            return self.added.doc_counts(doc, column, terms)
+        base_doc = int(np.flatnonzero(self.renumber == doc)[0])
+        return self.base.doc_counts(base_doc, column, terms)
+
+    def plain(self) -> Rows:
+        """The same rows as plain rows (every row copied once)."""
+        return patch(self.base, self.renumber, self.added)
+
+    def weight(self) -> int:
+        """How far this overlay is from its base: rows added plus documents dropped, in rows
+        (a dropped document counted at the mean rows per document)."""
+        dropped = int(np.count_nonzero(self.renumber < 0))
+        per_doc = len(self.base) // max(len(self.renumber), 1)
+        return len(self.added) + dropped * per_doc
+
+
+AnyRows = Rows | Overlay
+
+
+def overlay(rows: AnyRows, renumber: Ints, added: Rows) -> AnyRows:
+    """``rows`` with each document ``d`` renumbered to ``renumber[d]`` (-1: dropped) and
+    ``added`` (sorted, in the new numbering) merged in: an ``Overlay`` that copies nothing
+    of ``rows``, or plain rows once the changes pass 1/``OVERLAY_SHARE`` of them (every
+    lookup pays for an overlay, a plain copy costs one pass) or documents change places."""
+    if isinstance(rows, Overlay):
+        old = rows.renumber
+        base, added = rows.base, patch(rows.added, renumber, added)
+        renumber = np.where(old >= 0, renumber[np.maximum(old, 0)], -1).astype(np.int32)
+    else:
+        base = rows
+    kept = renumber[renumber >= 0]
+    if not np.all(kept[1:] > kept[:-1]):
+        return patch(base, renumber, added)
+    over = Overlay(base, renumber, added)
+    return over.plain() if over.weight() * OVERLAY_SHARE > len(base) else over
 
 
 def _counts_dtype(peak: int) -> type[np.uint16] | type[np.uint32]:
@@ -190,18 +289,6 @@ def _key(rows: Rows) -> npt.NDArray[np.int64]:
 def _sort(rows: Rows) -> Rows:
     order = np.argsort(_key(rows), kind="stable")
     return Rows(rows.term[order], rows.doc[order], rows.tf[order])
-
-
-def doc_counts(rows: Rows, doc: int, column: int, terms: Sequence[str]) -> Counter[str]:
-    """One document's counts in one field, read back from the rows."""
-    mask = rows.doc == doc
-    tf = rows.tf[mask, column]
-    held = tf > 0
-    return Counter(
-        dict(
-            zip([terms[t] for t in rows.term[mask][held].tolist()], tf[held].tolist(), strict=True)
-        )
-    )
 
 
 def norms(

@@ -86,14 +86,15 @@ class _Fields(Mapping[str, str]):
         return len(self._get())
 
 
-def document(entry: Entry) -> search.Document:
-    """``entry`` as a search document: named by key and name, project skills win ties."""
+def document(entry: Entry, stamp: tuple[object, ...] | None = None) -> search.Document:
+    """``entry`` as a search document: named by key and name, project skills win ties
+    (``stamp``: ``entry``'s, when already known)."""
     return search.Document(
         entry.key,
         _Fields(entry),
         names=(entry.key, entry.name),
         priority=_priority(entry),
-        stamp=_stamp(entry),
+        stamp=_stamp(entry) if stamp is None else stamp,
     )
 
 
@@ -124,15 +125,8 @@ def update_index(old: search.Index, entries: Sequence[Entry]) -> Index:
     known = search_index.stamps(old)
     if known == tuple(stamps):
         return Index(tuple(entries), old)
-    # A skill the index has keeps its rows: its document needs no text, only its stamp.
-    kept = set(known)
-    docs = []
-    for e, s in zip(entries, stamps, strict=True):
-        if s in kept:
-            kept.discard(s)  # a second skill with the same stamp is tokenised
-            docs.append(search.Document(e.key, {}, priority=_priority(e), stamp=s))
-        else:
-            docs.append(document(e))
+    # Fields are read on first use: a skill the index has by its stamp is never read.
+    docs = [document(e, s) for e, s in zip(entries, stamps, strict=True)]
     return Index(tuple(entries), search_index.update_index(old, docs))
 
 
@@ -154,11 +148,16 @@ def dumps(index: Index) -> bytes:
 
 
 def loads(
-    data: bytes | memoryview | mmap.mmap, *, weights: Weights = DEFAULT_WEIGHTS
+    data: bytes | memoryview | mmap.mmap,
+    *,
+    weights: Weights = DEFAULT_WEIGHTS,
+    base: bytes | memoryview | mmap.mmap | None = None,
+    base_tag: str | None = None,
 ) -> search.Index:
-    """The index ``dumps`` stored, for ``update_index`` with the current skills.
+    """The index ``dumps`` stored, for ``update_index`` with the current skills (a delta
+    needs the ``base`` it was stored over and its tag, see ``search.codec``).
 
     Raises:
         ValueError: the bytes are not an index of this format, machine or weights.
     """
-    return search.loads(data, weights)
+    return search.loads(data, weights, base=base, base_tag=base_tag)

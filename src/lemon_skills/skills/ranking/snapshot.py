@@ -3,8 +3,11 @@
 One file per skill tree: its name is a digest of where the skills come from and of the
 scorer's constants (``index.tree_key``), not of their text, so an edit does not miss it. The
 file records each skill's stat signature; a process that finds skills added, edited or
-removed since updates the stored index, re-reading only those skills, and writes it back in
-place. The file is memory-mapped, so a query reads only the pages of the terms it touches.
+removed since updates the stored index, re-reading only those skills, and writes what changed
+beside it (``KEY.delta``: everything but the rows, plus the rows of the changed skills), so
+an edit costs what it changed, not the size of the tree; once the changes outgrow an eighth
+of the index it is written whole again. The files are memory-mapped, so a query reads only
+the pages of the terms it touches.
 The cache is an optimisation only: an unreadable, corrupt or unwritable cache falls back to
 building in memory, never to an error.
 """
@@ -18,9 +21,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lemon_skills._fs import write_bytes_atomic
+from lemon_skills._gc import gc_paused
 from lemon_skills.paths import agent_dir
 from lemon_skills.search import Index as SearchIndex
 from lemon_skills.search import codec
+from lemon_skills.search.postings import Rows
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import index as index_mod
 
@@ -32,6 +37,9 @@ KEEP = 8
 #: The last index of each tree this process built or read, so an edit seen by a running
 #: agent updates it in memory rather than from the file.
 _LAST: dict[str, index_mod.Index] = {}
+#: Per cache file: the rows it holds, as read or written by this process, and the file's
+#: identity then, so an index updated from those rows is written as a delta of that file.
+_BASES: dict[Path, tuple[Rows, str]] = {}
 
 
 def cache_dir() -> Path:
@@ -51,36 +59,80 @@ def load_or_build(
     key = index_mod.tree_key(entries, weights)
     path = cache_dir() / f"{key}.idx"
     last = _LAST.get(key)
-    previous = last.core if last is not None and last.weights == weights else _read(path, weights)
-    if previous is not None:
-        index = index_mod.update_index(previous, entries)
-        if index.core is not previous:
-            _write(path, index)
-    else:
+    with gc_paused():
+        if last is not None and last.weights == weights:
+            previous: SearchIndex | None = last.core
+        else:
+            previous = _read(path, weights)
+        if previous is not None:
+            index = index_mod.update_index(previous, entries)
+            if index.core is not previous:
+                _write(path, index)
+    if previous is None:
         index = index_mod.build_index(entries, weights=weights)
         _write(path, index)
     _LAST[key] = index
     return index
 
 
+def _delta(path: Path) -> Path:
+    return path.with_suffix(".delta")
+
+
+def _identity(st: os.stat_result) -> str:
+    """Which version of a file this is: replacing it (atomically, by rename) changes it."""
+    return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+
+
 def _read(path: Path, weights: index_mod.Weights) -> SearchIndex | None:
     try:
         with path.open("rb") as fh:
+            tag = _identity(os.fstat(fh.fileno()))
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        return index_mod.loads(data, weights=weights)
+        index = _read_delta(path, data, tag, weights) or index_mod.loads(data, weights=weights)
+    except (OSError, ValueError):
+        return None
+    rows = codec.plain_rows(index) or codec.delta_base(index)
+    if rows is not None:
+        _BASES[path] = (rows, tag)
+    return index
+
+
+def _read_delta(
+    path: Path, base: mmap.mmap, tag: str, weights: index_mod.Weights
+) -> SearchIndex | None:
+    """The index the delta beside ``path`` stores over it (None: no delta of this file)."""
+    try:
+        data = _delta(path).read_bytes()
+        return index_mod.loads(data, weights=weights, base=base, base_tag=tag)
     except (OSError, ValueError):
         return None
 
 
 def _write(path: Path, index: index_mod.Index) -> None:
     with contextlib.suppress(OSError):
+        known = _BASES.get(path)
+        base = codec.delta_base(index.core)
+        if known is not None and base is known[0] and _identity(path.stat()) == known[1]:
+            chunks = codec.dump_chunks(index.core, base_tag=known[1])
+            write_bytes_atomic(_delta(path), chunks, durable=False)
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(path, codec.dump_chunks(index.core), durable=False)
+        _delta(path).unlink(missing_ok=True)
+        rows = codec.plain_rows(index.core)
+        if rows is not None:
+            _BASES[path] = (rows, _identity(path.stat()))
         _prune(path.parent)
 
 
 def _prune(directory: Path) -> None:
-    files = sorted(directory.glob("*.idx"), key=lambda p: p.stat().st_mtime, reverse=True)
+    def changed(p: Path) -> float:
+        delta = _delta(p)
+        return max(p.stat().st_mtime, delta.stat().st_mtime if delta.exists() else 0.0)
+
+    files = sorted(directory.glob("*.idx"), key=changed, reverse=True)
     for old in files[KEEP:]:
         with contextlib.suppress(OSError):
             old.unlink()
+            _delta(old).unlink(missing_ok=True)
