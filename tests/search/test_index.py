@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from lemon_skills import search
+from lemon_skills.search import analysis, schema, scoring
 from lemon_skills.search import index as search_index
-from lemon_skills.search import scoring
 
 WEIGHTS = search.Weights(
     field_weight={"name": 3.0, "description": 2.0, "body": 0.1},
@@ -106,10 +106,8 @@ def test_an_updated_index_equals_a_fresh_build(change, monkeypatch):
         )
     fresh = search.build_index(docs, WEIGHTS)
     seen: list[str] = []
-    real = search_index.analyse_document
-    monkeypatch.setattr(
-        search_index, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w)
-    )
+    real = analysis.analyse_document
+    monkeypatch.setattr(analysis, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w))
     updated = search_index.update_index(old, docs)
     _assert_same(updated, fresh)
     # Only documents not in the old index (by stamp) were tokenised again.
@@ -148,8 +146,8 @@ def test_weights_are_bm25f_over_the_fields():
         )
         assert index.postings["merg"].weight(d) == pytest.approx(tilde * (k1 + 1) / (k1 + tilde))
     # Held by both, but only "a" states it in a short field: "b"'s body mention counts 0.35.
-    assert index.idf["merg"] == search_index.idf(2, 1 + WEIGHTS.body_df)
-    assert index.plain_idf["merg"] == search_index.idf(2, 2)
+    assert index.idf["merg"] == schema.idf(2, 1 + WEIGHTS.body_df)
+    assert index.plain_idf["merg"] == schema.idf(2, 2)
     assert list(index.postings["merg"].strong) == [True, False]
 
 
@@ -174,5 +172,5 @@ def test_byte_form_refuses_other_bytes_and_other_build_weights():
 
 
 def test_idf_is_smoothed_by_the_background_corpus():
-    assert search_index.idf(0, 0) == math.log(1 + (search_index.BACKGROUND + 0.5) / 0.5)
-    assert search_index.idf(10, 1) > search_index.idf(10, 5)
+    assert schema.idf(0, 0) == math.log(1 + (schema.BACKGROUND + 0.5) / 0.5)
+    assert schema.idf(10, 1) > schema.idf(10, 5)

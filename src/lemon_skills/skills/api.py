@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import PathArg, Scope, explicit_scope, resolve_cwd
@@ -91,50 +92,106 @@ def _blocked_keys(scope: Scope, cwd: Path | None) -> frozenset[str]:
     )
 
 
-def set_enabled(
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Toggled:
+    """What enabling or disabling a key changed in one scope's skills.json."""
+
+    key: str
+    enabled: bool
+    scope: Scope
+    #: The key (or namespace) entered or left the scope's disabled list.
+    listed: bool
+    #: For a namespace ``<prefix>:*``: the skills switch of the MCP server ``<prefix>`` changed.
+    #: A plugin and a server of one name share the namespace, so it is switched either way.
+    switch: bool = False
+    #: For a namespace: whether an MCP server of that name is configured (None: not known,
+    #: no ``mcp_server_names`` provider is configured).
+    server_configured: bool | None = None
+
+    @property
+    def changed(self) -> bool:
+        """True when the file changed."""
+        return self.listed or self.switch
+
+    @property
+    def server(self) -> str | None:
+        """The MCP server whose skills switch a namespace key also sets."""
+        return self.key[:-2] if enablement.is_namespace(self.key) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form; ``server_switch`` is None for a single skill."""
+        switch = None
+        if self.server is not None:
+            switch = {
+                "server": self.server,
+                "on": self.enabled,
+                "changed": self.switch,
+                "configured": self.server_configured,
+            }
+        return {
+            "key": self.key,
+            "enabled": self.enabled,
+            "scope": self.scope,
+            "changed": self.changed,
+            "disabled_list_changed": self.listed,
+            "server_switch": switch,
+        }
+
+
+def toggle(
     key: str,
     enabled: bool,
     *,
     cwd: PathArg = None,
     global_: bool | None = None,
     scope: Scope | None = None,
-) -> bool:
-    """Enable or disable ``key`` in one scope's skills.json; return True if the file changed.
+) -> Toggled:
+    """Enable or disable ``key`` in one scope's skills.json (default global); say what changed.
 
     Raises:
         SkillNotFound: no visible skill has that key.
         ConfigError: the scope's skills.json is corrupt (it is left untouched).
     """
     where = resolve_cwd(cwd)
-    path = enablement.skills_json_path(explicit_scope(global_, scope) or "global", where)
+    sc = explicit_scope(global_, scope) or "global"
+    path = enablement.skills_json_path(sc, where)
     if enablement.is_namespace(key):
         # Every skill of the namespace, those that appear later included; an MCP server's
         # skills are also switched, as its listing is not read until they are on.
-        changed = enablement.set_disabled(path, key, not enabled)
-        changed = enablement.set_switch(path, key, enabled) or changed
+        listed = enablement.set_disabled(path, key, not enabled)
+        switch = enablement.set_switch(path, key, enabled)
         default_registry().invalidate()
-        return changed
+        names = mcp_server_names(where)
+        known = None if names is None else key[:-2] in names
+        return Toggled(
+            key=key,
+            enabled=enabled,
+            scope=sc,
+            listed=listed,
+            switch=switch,
+            server_configured=known,
+        )
     entry = require(key, cwd=where)
     if entry.source == "mcp" and enabled:
         # Enabling an MCP skill by name approves the version it serves now.
         remote_store.pin(key, None, review=True)
-    changed = enablement.set_disabled(path, key, not enabled)
+    listed = enablement.set_disabled(path, key, not enabled)
     default_registry().invalidate()
-    return changed
+    return Toggled(key=key, enabled=enabled, scope=sc, listed=listed)
 
 
 def enable(
     key: str, *, cwd: PathArg = None, global_: bool | None = None, scope: Scope | None = None
 ) -> bool:
     """Remove ``key`` from the disabled list of a scope (default global)."""
-    return set_enabled(key, True, cwd=cwd, global_=global_, scope=scope)
+    return toggle(key, True, cwd=cwd, global_=global_, scope=scope).changed
 
 
 def disable(
     key: str, *, cwd: PathArg = None, global_: bool | None = None, scope: Scope | None = None
 ) -> bool:
     """Add ``key`` to the disabled list of a scope (default global)."""
-    return set_enabled(key, False, cwd=cwd, global_=global_, scope=scope)
+    return toggle(key, False, cwd=cwd, global_=global_, scope=scope).changed
 
 
 def refresh(*, cwd: PathArg = None) -> None:

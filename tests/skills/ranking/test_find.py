@@ -9,8 +9,7 @@ import pytest
 
 import lemon_skills
 from lemon_skills.errors import ConfigError
-from lemon_skills.search import embed
-from lemon_skills.search import index as search_index
+from lemon_skills.search import analysis, embed
 from lemon_skills.skills import api, registry
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import snapshot as index_cache
@@ -334,10 +333,8 @@ def test_after_an_edit_a_new_process_re_reads_only_the_edited_skill(
     # A new process: nothing tokenised in memory, only the cached file from before the edit.
     monkeypatch.setattr(index_cache, "_LAST", {})
     seen: list[str] = []
-    real = search_index.analyse_document
-    monkeypatch.setattr(
-        search_index, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w)
-    )
+    real = analysis.analyse_document
+    monkeypatch.setattr(analysis, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w))
     rebuilt = index_cache.load_or_build(edited)
     assert seen == ["pdf"]
     monkeypatch.setattr(index_cache, "_LAST", {})
@@ -359,10 +356,8 @@ def test_a_new_process_after_an_add_and_a_remove_ranks_like_a_fresh_build(
     changed = api.view(project).enabled()
     monkeypatch.setattr(index_cache, "_LAST", {})
     seen: list[str] = []
-    real = search_index.analyse_document
-    monkeypatch.setattr(
-        search_index, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w)
-    )
+    real = analysis.analyse_document
+    monkeypatch.setattr(analysis, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w))
     rebuilt = index_cache.load_or_build(changed)
     assert seen == ["web-crawler"]
     monkeypatch.setattr(index_cache, "_LAST", {})

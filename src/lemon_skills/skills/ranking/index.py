@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from lemon_skills import search
 from lemon_skills.search import index as search_index
 from lemon_skills.search import tokens
-from lemon_skills.search.index import BACKGROUND, FORMAT
+from lemon_skills.search.schema import BACKGROUND, FORMAT
 from lemon_skills.skills.model import Entry
 
 #: Body text past this many characters is not indexed: long references state their topic

@@ -20,7 +20,7 @@ from pathlib import Path
 from lemon_skills._fs import write_bytes_atomic
 from lemon_skills.paths import agent_dir
 from lemon_skills.search import Index as SearchIndex
-from lemon_skills.search import index as search_index
+from lemon_skills.search import codec
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import index as index_mod
 
@@ -75,7 +75,7 @@ def _read(path: Path, weights: index_mod.Weights) -> SearchIndex | None:
 def _write(path: Path, index: index_mod.Index) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, search_index.dump_chunks(index.core), durable=False)
+        write_bytes_atomic(path, codec.dump_chunks(index.core), durable=False)
         _prune(path.parent)
 
 
