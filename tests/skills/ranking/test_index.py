@@ -68,7 +68,8 @@ def test_bytes_round_trip_and_update_to_the_current_skills():
 def test_usage_field_holds_the_when_to_use_sections_only():
     body = (
         "# Tool\n\nIntro prose.\n\n"
-        "## When to use this skill\n\n- rotating signing keys\n\n### Examples\n\n- before expiry\n\n"
+        "## When to use this skill\n\n- rotating signing keys\n\n"
+        "### Examples\n\n- before expiry\n\n"
         "## Steps\n\nRun it.\n\n"
         "## Do not use this skill when\n\n- auditing logs\n\n"
         "## Use cases\n\n```\n## not a heading\n```\n- renewing certificates\n"

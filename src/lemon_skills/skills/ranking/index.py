@@ -1,8 +1,9 @@
 """Skills as search documents: a skill's fields, their weights, and the index of a skill set.
 
 Each skill is split into fields (key and name, keywords and tags, description, body
-headings, the body's "When to use" sections, body prose) and ranked by the corpus-neutral ``lemon_skills.search``; this module
-only says how an ``Entry`` becomes a ``search.Document`` and which field weighs what.
+headings, the body's "When to use" sections, body prose) and ranked by the corpus-neutral
+``lemon_skills.search``; this module only says how an ``Entry`` becomes a ``search.Document``
+and which field weighs what.
 """
 
 from __future__ import annotations
