@@ -219,6 +219,15 @@ def _recompound_changed(
             w, lexicon, held
         )[1] != old.splits.get(w):
             return None
-    c = Compounds(lexicon, +held, name_parts, dict(old.splits), dict(old.candidates))
+    drop_spent(held, touched)
+    c = Compounds(lexicon, held, name_parts, dict(old.splits), dict(old.candidates))
     _decide_new(fresh.values(), c, lexicon, weights)
     return c
+
+
+def drop_spent(counts: Counter[str], keys: Iterable[str]) -> None:
+    """Remove those of ``keys`` whose count fell to zero (as ``+counts`` would, without
+    visiting every key)."""
+    for k in keys:
+        if counts.get(k, 0) <= 0:
+            counts.pop(k, None)

@@ -22,7 +22,13 @@ import numpy.typing as npt
 from lemon_skills.search import analysis, tokens
 from lemon_skills.search import postings as rows_mod
 from lemon_skills.search.analysis import Analysed, Memo, Shorts
-from lemon_skills.search.compounds import compounds, first, recompound, short_fields
+from lemon_skills.search.compounds import (
+    compounds,
+    drop_spent,
+    first,
+    recompound,
+    short_fields,
+)
 from lemon_skills.search.schema import BUILD_FIELDS, Document, Weights, idf
 from lemon_skills.search.store import DocState, Store, doc_state
 from lemon_skills.search.weighing import Idf, Posting, Postings
@@ -113,9 +119,11 @@ def _lengths(analysed: Sequence[Analysed], width: int) -> npt.NDArray[np.int32]:
     return np.asarray([[n for _, _, n in a.fields] for a in analysed], dtype=np.int32)
 
 
-def update_index(old: Index, docs: Sequence[Document]) -> Index:
+def update_index(old: Index, docs: Sequence[Document], *, merge: bool = True) -> Index:
     """The index of ``docs`` made from ``old``: documents whose ``stamp`` ``old`` has keep
     their rows, the others are tokenised; the result equals ``build_index(docs, ...)``.
+    Its rows are an overlay of ``old``'s, merged once the changes outgrow it unless
+    ``merge`` is false (then whoever stores it merges them, see ``codec.dump_chunks``).
 
     Raises:
         ValueError: ``old`` has no store (it was not built by this module).
@@ -127,29 +135,30 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
     state = doc_state(store)
     where = {s: i for i, s in enumerate(state.stamps) if s is not None}
     renumber = np.full(len(state.stamps), -1, dtype=np.int32)
-    items: list[Analysed | bytes | memoryview] = []
     fresh: dict[int, Analysed] = {}  # new number -> the document tokenised now
     old_of: dict[int, int] = {}  # new number -> old number, for documents kept as they were
     for n, doc in enumerate(docs):
         i = where.pop(doc.stamp, None) if doc.stamp is not None else None
         if i is None:
-            fresh[n] = a = analysis.analyse_document(doc, weights)
-            items.append(analysis.without_long(a, weights))
+            fresh[n] = analysis.analyse_document(doc, weights)
         else:
             renumber[i] = n
             old_of[n] = i
-            items.append(state.shorts.raw(i))
-    shorts = Shorts(items, weights)
-    labels = tuple(
-        _labels(d) if n in fresh else state.labels[old_of[n]] for n, d in enumerate(docs)
+    source = [-1] * len(docs)
+    for n, i in old_of.items():
+        source[n] = i
+    shorts = state.shorts.remap(
+        source, {n: analysis.without_long(a, weights) for n, a in fresh.items()}
     )
+    old_labels = state.labels
+    labels = tuple(old_labels[i] if i >= 0 else _labels(docs[n]) for n, i in enumerate(source))
     gone = np.flatnonzero(renumber < 0).tolist()
     words = Counter(state.words)
-    for i in gone:
-        words.subtract(w for w, _ in state.shorts[i].lexicon)
+    spent = [w for i in gone for w, _ in state.shorts[i].lexicon]
+    words.subtract(spent)
     for a in fresh.values():
         words.update(w for w, _ in a.lexicon)
-    words = +words
+    drop_spent(words, spent)
     c, redo = recompound(
         state.compounds, state.shorts, shorts, words, labels, fresh, old_of, gone, weights
     )
@@ -159,7 +168,7 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
     for n in redo:
         # Compounds changed, text did not: long fields are read back from the rows.
         for j in long_cols:
-            builder.add(n, j, rows_mod.doc_counts(store.rows, old_of[n], j, store.terms))
+            builder.add(n, j, store.rows.doc_counts(old_of[n], j, store.terms))
         renumber[old_of[n]] = -1
     for n, a in fresh.items():
         for j in long_cols:
@@ -169,7 +178,7 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
             builder.add(n, j, counts)
     added = builder.rows()
     terms = [*store.terms, *list(ids)[len(store.terms) :]]
-    rows = rows_mod.patch(store.rows, renumber, added)
+    rows = rows_mod.overlay(store.rows, renumber, added, merge=merge)
     lengths = np.zeros((len(docs), len(weights.fields)), dtype=np.int32)
     if old_of:
         lengths[np.fromiter(old_of, np.int64)] = store.lengths[
@@ -181,14 +190,16 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
     new_store = Store(rows, terms, ids, lengths, new_state)
     keys = tuple(d.key for d in docs)
     priority = tuple(d.priority for d in docs)
-    return assemble(keys, priority, new_store, _names(labels), c.lexicon, weights)
+    # An edit that renames nothing keeps the names (a tuple compare, not a rebuild).
+    names = old.names if labels == old_labels else _names(labels)
+    return assemble(keys, priority, new_store, names, c.lexicon, weights)
 
 
 def assemble(
     keys: tuple[str, ...],
     priority: tuple[int, ...],
     store: Store,
-    names: dict[str, int],
+    names: Mapping[str, int],
     lexicon: Mapping[str, str],
     weights: Weights,
 ) -> Index:

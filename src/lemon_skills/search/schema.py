@@ -16,7 +16,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 
 #: Bumped whenever what the index stores changes, so stale cached indexes are ignored.
-FORMAT = 3
+FORMAT = 4
 #: Documents every corpus is assumed to be drawn from, none holding the term. Without it a term
 #: in both of two documents would weigh nothing, and a small corpus could never clear the bar.
 BACKGROUND = 100

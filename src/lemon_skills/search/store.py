@@ -21,7 +21,7 @@ from lemon_skills.search.schema import FORMAT
 class Store:
     """An index's rows and what an update needs to know of each document."""
 
-    rows: rows_mod.Rows
+    rows: rows_mod.AnyRows
     terms: list[str]  # term id -> term
     ids: dict[str, int]  # term -> term id
     lengths: npt.NDArray[np.int32]  # documents x fields

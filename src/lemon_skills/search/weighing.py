@@ -55,19 +55,15 @@ class Postings(Mapping[str, Posting]):
         self._k1 = weights.k1
         self._done: dict[str, Posting] = {}
 
-    def _span(self, term: str) -> tuple[int, int]:
-        tid = self._store.ids.get(term)
-        return (0, 0) if tid is None else self._store.rows.span(tid)
-
     def __getitem__(self, term: str) -> Posting:
         p = self._done.get(term)
         if p is None:
-            lo, hi = self._span(term)
-            if lo == hi:
+            tid = self._store.ids.get(term)
+            if tid is None:
                 raise KeyError(term)
-            rows = self._store.rows
-            docs = rows.doc[lo:hi]
-            tf = rows.tf[lo:hi]
+            docs, tf = self._store.rows.of_term(tid)
+            if not len(docs):
+                raise KeyError(term)
             weights = rows_mod.weigh(tf, docs, self._norm, self._order, self._k1)
             strong: npt.NDArray[np.bool_] = np.asarray((tf[:, self._short] > 0).any(axis=1))
             p = self._done[term] = Posting(docs, weights, strong)
@@ -76,15 +72,17 @@ class Postings(Mapping[str, Posting]):
     def __contains__(self, term: object) -> bool:
         if not isinstance(term, str):
             return False
-        lo, hi = self._span(term)
-        return hi > lo
+        if term in self._done:
+            return True
+        tid = self._store.ids.get(term)
+        return tid is not None and len(self._store.rows.of_term(tid)[0]) > 0
 
     def __iter__(self) -> Iterator[str]:
         terms = self._store.terms
-        return (terms[t] for t in np.unique(self._store.rows.term).tolist())
+        return (terms[t] for t in self._store.rows.held_terms().tolist())
 
     def __len__(self) -> int:
-        return len(np.unique(self._store.rows.term))
+        return len(self._store.rows.held_terms())
 
     def df(self, term: str, body_df: float) -> float:
         """The document frequency of ``term``, long-field-only holders counting ``body_df``."""

@@ -125,14 +125,15 @@ class _Fields(Mapping[str, str]):
         return len(self._get())
 
 
-def document(entry: Entry) -> search.Document:
-    """``entry`` as a search document: named by key and name, project skills win ties."""
+def document(entry: Entry, stamp: tuple[object, ...] | None = None) -> search.Document:
+    """``entry`` as a search document: named by key and name, project skills win ties
+    (``stamp``: ``entry``'s, when already known)."""
     return search.Document(
         entry.key,
         _Fields(entry),
         names=(entry.key, entry.name),
         priority=_priority(entry),
-        stamp=_stamp(entry),
+        stamp=_stamp(entry) if stamp is None else stamp,
     )
 
 
@@ -155,24 +156,17 @@ def build_index(entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS)
     return Index(tuple(entries), search.build_index(docs, weights))
 
 
-def update_index(old: search.Index, entries: Sequence[Entry]) -> Index:
+def update_index(old: search.Index, entries: Sequence[Entry], *, merge: bool = True) -> Index:
     """The index of ``entries`` made from ``old`` (an index of an earlier state of these
     skills), re-reading only the skills added or edited since: equal to
-    ``build_index(entries)``."""
+    ``build_index(entries)`` (``merge``: see ``search.index.update_index``)."""
     stamps = [_stamp(e) for e in entries]
     known = search_index.stamps(old)
     if known == tuple(stamps):
         return Index(tuple(entries), old)
-    # A skill the index has keeps its rows: its document needs no text, only its stamp.
-    kept = set(known)
-    docs = []
-    for e, s in zip(entries, stamps, strict=True):
-        if s in kept:
-            kept.discard(s)  # a second skill with the same stamp is tokenised
-            docs.append(search.Document(e.key, {}, priority=_priority(e), stamp=s))
-        else:
-            docs.append(document(e))
-    return Index(tuple(entries), search_index.update_index(old, docs))
+    # Fields are read on first use: a skill the index has by its stamp is never read.
+    docs = [document(e, s) for e, s in zip(entries, stamps, strict=True)]
+    return Index(tuple(entries), search_index.update_index(old, docs, merge=merge))
 
 
 # --- byte form (for the on-disk cache) -------------------------------------------------------
@@ -193,11 +187,16 @@ def dumps(index: Index) -> bytes:
 
 
 def loads(
-    data: bytes | memoryview | mmap.mmap, *, weights: Weights = DEFAULT_WEIGHTS
+    data: bytes | memoryview | mmap.mmap,
+    *,
+    weights: Weights = DEFAULT_WEIGHTS,
+    base: bytes | memoryview | mmap.mmap | None = None,
+    base_tag: str | None = None,
 ) -> search.Index:
-    """The index ``dumps`` stored, for ``update_index`` with the current skills.
+    """The index ``dumps`` stored, for ``update_index`` with the current skills (a delta
+    needs the ``base`` it was stored over and its tag, see ``search.codec``).
 
     Raises:
         ValueError: the bytes are not an index of this format, machine or weights.
     """
-    return search.loads(data, weights)
+    return search.loads(data, weights, base=base, base_tag=base_tag)
