@@ -143,6 +143,10 @@ def test_an_index_updated_again_and_again_in_place_equals_a_fresh_build(monkeypa
     index = search_index.update_index(index, docs)
     assert isinstance(index.store.rows, postings.Overlay)
     _assert_same(index, search.build_index(docs, WEIGHTS))
+    for version in range(2, 12):  # more edits than remaps are stacked before a copy
+        docs[2] = _doc("fire-drill", f"Plan fire drill number {version}.", "Exits.", version)
+        index = search_index.update_index(index, docs)
+    _assert_same(index, search.build_index(docs, WEIGHTS))
 
 
 def _delta_round_trip(old: search.Index, docs: list[search.Document]) -> search.Index:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import marshal
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from lemon_skills.search import tokens
 from lemon_skills.search.schema import FORMAT, Document, Weights
@@ -127,12 +127,25 @@ class Shorts:
     kept in byte form until one is read: an update reads those of the documents it
     replaces, and writing the index back copies the bytes of the others."""
 
-    __slots__ = ("_decoded", "_items", "_weights")
+    __slots__ = ("_decoded", "_depth", "_items", "_weights")
 
     def __init__(self, items: Sequence[Analysed | bytes | memoryview], weights: Weights) -> None:
         self._items = items
         self._weights = weights
         self._decoded: dict[int, Analysed] = {}
+        self._depth = 0  # how many ``remap`` layers ``items`` reads through
+
+    def remap(self, source: list[int], fresh: Mapping[int, Analysed]) -> Shorts:
+        """The short fields of a new list of documents: document ``n`` is this one's
+        ``source[n]``, or ``fresh[n]`` where that is -1. Nothing is copied until a few
+        remaps stack up."""
+        items: Sequence[Analysed | bytes | memoryview] = _Remapped(self, source, fresh)
+        depth = self._depth + 1
+        if depth > _MAX_DEPTH:
+            items, depth = [items[i] for i in range(len(source))], 0
+        out = Shorts(items, self._weights)
+        out._depth = depth
+        return out
 
     def __len__(self) -> int:
         return len(self._items)
@@ -160,6 +173,34 @@ class Shorts:
     def all(self) -> list[Analysed]:
         """Every document, decoded."""
         return [self[i] for i in range(len(self._items))]
+
+
+#: Remaps read through before the items are copied out (every lookup walks the layers).
+_MAX_DEPTH = 8
+
+
+class _Remapped(Sequence[Analysed | bytes | memoryview]):
+    """An earlier document list's short fields renumbered, plus those of new documents."""
+
+    def __init__(self, old: Shorts, source: list[int], fresh: Mapping[int, Analysed]) -> None:
+        self._old = old
+        self._source = source
+        self._fresh = fresh
+
+    def __len__(self) -> int:
+        return len(self._source)
+
+    @overload
+    def __getitem__(self, i: int) -> Analysed | bytes | memoryview: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Analysed | bytes | memoryview]: ...
+    def __getitem__(
+        self, i: int | slice
+    ) -> Analysed | bytes | memoryview | Sequence[Analysed | bytes | memoryview]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(len(self))[i]]
+        s = self._source[i]
+        return self._old.raw(s) if s >= 0 else self._fresh[i]
 
 
 def _from_words(short_words: Sequence[Sequence[str]], weights: Weights) -> Analysed:

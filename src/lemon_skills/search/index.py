@@ -133,22 +133,23 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
     state = doc_state(store)
     where = {s: i for i, s in enumerate(state.stamps) if s is not None}
     renumber = np.full(len(state.stamps), -1, dtype=np.int32)
-    items: list[Analysed | bytes | memoryview] = []
     fresh: dict[int, Analysed] = {}  # new number -> the document tokenised now
     old_of: dict[int, int] = {}  # new number -> old number, for documents kept as they were
     for n, doc in enumerate(docs):
         i = where.pop(doc.stamp, None) if doc.stamp is not None else None
         if i is None:
-            fresh[n] = a = analysis.analyse_document(doc, weights)
-            items.append(analysis.without_long(a, weights))
+            fresh[n] = analysis.analyse_document(doc, weights)
         else:
             renumber[i] = n
             old_of[n] = i
-            items.append(state.shorts.raw(i))
-    shorts = Shorts(items, weights)
-    labels = tuple(
-        _labels(d) if n in fresh else state.labels[old_of[n]] for n, d in enumerate(docs)
+    source = [-1] * len(docs)
+    for n, i in old_of.items():
+        source[n] = i
+    shorts = state.shorts.remap(
+        source, {n: analysis.without_long(a, weights) for n, a in fresh.items()}
     )
+    old_labels = state.labels
+    labels = tuple(old_labels[i] if i >= 0 else _labels(docs[n]) for n, i in enumerate(source))
     gone = np.flatnonzero(renumber < 0).tolist()
     words = Counter(state.words)
     spent = [w for i in gone for w, _ in state.shorts[i].lexicon]
@@ -187,14 +188,16 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
     new_store = Store(rows, terms, ids, lengths, new_state)
     keys = tuple(d.key for d in docs)
     priority = tuple(d.priority for d in docs)
-    return assemble(keys, priority, new_store, _names(labels), c.lexicon, weights)
+    # An edit that renames nothing keeps the names (a tuple compare, not a rebuild).
+    names = old.names if labels == old_labels else _names(labels)
+    return assemble(keys, priority, new_store, names, c.lexicon, weights)
 
 
 def assemble(
     keys: tuple[str, ...],
     priority: tuple[int, ...],
     store: Store,
-    names: dict[str, int],
+    names: Mapping[str, int],
     lexicon: Mapping[str, str],
     weights: Weights,
 ) -> Index:
