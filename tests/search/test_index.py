@@ -178,6 +178,27 @@ def test_a_delta_read_over_its_base_equals_a_fresh_build(change, monkeypatch):
     _assert_same(search_index.update_index(index, docs), search.build_index(docs, WEIGHTS))
 
 
+def test_an_update_too_large_for_a_delta_is_merged_as_it_is_written(monkeypatch):
+    monkeypatch.setattr(postings, "CHUNK_ROWS", 5)  # many runs, each a few terms
+    docs = [*BASE, *(_doc(f"tool-{i}", f"Tool number {i} for files.") for i in range(8))]
+    base = search.dumps(search.build_index(docs, WEIGHTS))
+    old = search.loads(base, WEIGHTS)
+    docs[3] = _doc("pdf", "Merge PDF files, split pages and crawl links.", "qpdf.", 1)
+    del docs[6]
+    docs.append(_doc("slack", "Post messages to Slack channels.", "Use the web API."))
+    updated = search_index.update_index(old, docs, merge=False)
+    assert isinstance(updated.store.rows, postings.Overlay) and codec.needs_merge(updated)
+    runs: list[int] = []
+    data = b"".join(codec.dump_chunks(updated, done=lambda: runs.append(1)))
+    assert len(runs) > 3
+    _assert_same(search.loads(data, WEIGHTS), search.build_index(docs, WEIGHTS))
+    # Reading never merges: a delta, however large, is read over its base in place.
+    delta = b"".join(codec.dump_chunks(updated, base_tag="v1"))
+    reread = search.loads(delta, WEIGHTS, base=base, base_tag="v1")
+    assert isinstance(reread.store.rows, postings.Overlay)
+    _assert_same(reread, search.build_index(docs, WEIGHTS))
+
+
 def test_a_delta_is_refused_without_its_base_or_over_another(monkeypatch):
     monkeypatch.setattr(postings, "OVERLAY_SHARE", 0)
     docs = list(BASE)

@@ -14,7 +14,7 @@ import marshal
 import mmap
 import struct
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -46,6 +46,13 @@ def plain_rows(index: Index) -> rows_mod.Rows | None:
     return rows if isinstance(rows, rows_mod.Rows) else None
 
 
+def needs_merge(index: Index) -> bool:
+    """Whether ``index`` is an update grown too far from the rows it reads through to be
+    stored as a delta (``postings.Overlay.heavy``): store it whole, merging as it is written."""
+    rows = None if index.store is None else index.store.rows
+    return isinstance(rows, rows_mod.Overlay) and rows.heavy
+
+
 def delta_base(index: Index) -> rows_mod.Rows | None:
     """The plain rows ``index`` reads its own through, when it is an updated index: it can be
     stored as a delta of a file holding exactly these."""
@@ -53,10 +60,14 @@ def delta_base(index: Index) -> rows_mod.Rows | None:
     return rows.base if isinstance(rows, rows_mod.Overlay) else None
 
 
-def dump_chunks(index: Index, *, base_tag: str | None = None) -> list[bytes | memoryview]:
+def dump_chunks(
+    index: Index, *, base_tag: str | None = None, done: Callable[[], None] | None = None
+) -> Iterable[bytes | memoryview]:
     """``dumps`` in pieces, to write one after the other without joining them first; with
     ``base_tag``, a delta of the stored index whose rows are ``delta_base(index)``
-    (``base_tag`` is what ``loads`` will be told that stored index is).
+    (``base_tag`` is what ``loads`` will be told that stored index is). The rows of an
+    overlay stored whole are merged as they are written, a run of terms at a time, never
+    all in memory (``done`` is called after each run, see ``postings.Overlay.chunks``).
 
     Raises:
         ValueError: a delta of an index that is not an overlay of stored rows.
@@ -64,24 +75,27 @@ def dump_chunks(index: Index, *, base_tag: str | None = None) -> list[bytes | me
     store = _require_store(index)
     state = doc_state(store)
     shorts = state.shorts
+    renumber = np.zeros(0, np.int32)
+    rows = store.rows
     if base_tag is None:
-        rows = store.rows.plain()
-        renumber = np.zeros(0, np.int32)
         docs = [shorts.blob(i) for i in range(len(shorts))]
+        columns = _columns(rows, done)
     else:
-        if not isinstance(store.rows, rows_mod.Overlay):
+        if not isinstance(rows, rows_mod.Overlay):
             raise ValueError("only an updated index is stored as a delta")
-        rows, renumber = store.rows.added, store.rows.renumber
+        renumber = rows.renumber
         source = _sources(renumber, len(shorts))
         # A document taken from the base keeps the base's bytes: stored empty here.
         docs = [shorts.blob(i) if s < 0 else b"" for i, s in enumerate(source.tolist())]
+        columns = _columns(rows.added, done)
+    dtype, n_rows, term, doc, tf = columns
     head = marshal.dumps(
         (
             FORMAT,
             sys.byteorder,
             index.weights.fingerprint(BUILD_FIELDS),
-            str(rows.tf.dtype),
-            len(rows),
+            str(dtype),
+            n_rows,
             store.lengths.shape,
             base_tag,
         )
@@ -96,35 +110,62 @@ def dump_chunks(index: Index, *, base_tag: str | None = None) -> list[bytes | me
             stamps(index),
         )
     )
-    ends = np.cumsum([len(b) for b in docs], dtype=np.int64)
-    blobs: list[list[bytes | memoryview]] = [
-        [head],
-        [meta],
-        [encode_state(state)],
-        [ends.tobytes()],
-        docs,
-        [_raw(rows.term)],
-        [_raw(rows.doc)],
-        [_raw(rows.tf)],
-        [_raw(store.lengths)],
-        [_raw(renumber)],
+    lengths = [len(b) for b in docs]
+    ends = np.cumsum(lengths, dtype=np.int64)
+    width = store.lengths.shape[1]
+    blobs: list[tuple[int, Iterable[bytes | memoryview]]] = [
+        _whole(head),
+        _whole(meta),
+        _whole(encode_state(state)),
+        _whole(ends.tobytes()),
+        (sum(lengths), docs),
+        (4 * n_rows, term),
+        (4 * n_rows, doc),
+        (n_rows * width * dtype.itemsize, tf),
+        _whole(_raw(store.lengths)),
+        _whole(_raw(renumber)),
     ]
     return _framed(blobs)
 
 
-def _framed(blobs: list[list[bytes | memoryview]]) -> list[bytes | memoryview]:
+Column = Iterable[bytes | memoryview]
+
+
+def _columns(
+    rows: rows_mod.AnyRows, done: Callable[[], None] | None
+) -> tuple[np.dtype[Any], int, Column, Column, Column]:
+    """The count type, the number and the three columns of ``rows``, plain, as bytes: an
+    overlay's merged a run at a time, once per column."""
+    if isinstance(rows, rows_mod.Rows):
+        return rows.tf.dtype, len(rows), [_raw(rows.term)], [_raw(rows.doc)], [_raw(rows.tf)]
+    merge = rows.merge(done)
+    term, doc, tf = ((_raw(a) for a in merge.column(c)) for c in ("term", "doc", "tf"))
+    return merge.dtype, merge.size, term, doc, tf
+
+
+def _whole(data: bytes | memoryview) -> tuple[int, Iterable[bytes | memoryview]]:
+    return len(data), [data]
+
+
+def _framed(blobs: list[tuple[int, Column]]) -> Iterator[bytes | memoryview]:
     offsets = []
     at = _HEAD.size + 8 * 2 * len(blobs)
-    out: list[bytes | memoryview] = []
-    for parts in blobs:
-        pad = -at % 8
-        at += pad
-        size = sum(len(p) for p in parts)
+    for size, _ in blobs:
+        at += -at % 8
         offsets.append((at, size))
-        out += [b"\0" * pad, *parts]
         at += size
-    table = struct.pack(f"<{2 * len(blobs)}Q", *(v for pair in offsets for v in pair))
-    return [_HEAD.pack(_MAGIC, len(blobs)), table, *out]
+    yield _HEAD.pack(_MAGIC, len(blobs))
+    yield struct.pack(f"<{2 * len(blobs)}Q", *(v for pair in offsets for v in pair))
+    at = _HEAD.size + 8 * 2 * len(blobs)
+    for (start, size), (_, parts) in zip(offsets, blobs, strict=True):
+        yield b"\0" * (start - at)
+        written = 0
+        for part in parts:
+            written += len(part)
+            yield part
+        if written != size:
+            raise ValueError("a stored part is not the size announced")
+        at = start + size
 
 
 def _sources(renumber: npt.NDArray[np.int32], n: int) -> npt.NDArray[np.int64]:
@@ -260,7 +301,7 @@ def loads(
         under = _parse(base, weights)
         if under.base_tag is not None or len(stored.renumber) != len(under.ends):
             raise ValueError("a delta of another search index")
-        rows = rows_mod.overlay(under.rows, stored.renumber.copy(), stored.rows)
+        rows = rows_mod.overlay(under.rows, stored.renumber.copy(), stored.rows, merge=False)
         source = _sources(stored.renumber, len(items)).tolist()
         items = _Merged(stored.shorts(), under.shorts(), source)
     try:

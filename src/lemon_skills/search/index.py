@@ -119,9 +119,11 @@ def _lengths(analysed: Sequence[Analysed], width: int) -> npt.NDArray[np.int32]:
     return np.asarray([[n for _, _, n in a.fields] for a in analysed], dtype=np.int32)
 
 
-def update_index(old: Index, docs: Sequence[Document]) -> Index:
+def update_index(old: Index, docs: Sequence[Document], *, merge: bool = True) -> Index:
     """The index of ``docs`` made from ``old``: documents whose ``stamp`` ``old`` has keep
     their rows, the others are tokenised; the result equals ``build_index(docs, ...)``.
+    Its rows are an overlay of ``old``'s, merged once the changes outgrow it unless
+    ``merge`` is false (then whoever stores it merges them, see ``codec.dump_chunks``).
 
     Raises:
         ValueError: ``old`` has no store (it was not built by this module).
@@ -176,7 +178,7 @@ def update_index(old: Index, docs: Sequence[Document]) -> Index:
             builder.add(n, j, counts)
     added = builder.rows()
     terms = [*store.terms, *list(ids)[len(store.terms) :]]
-    rows = rows_mod.overlay(store.rows, renumber, added)
+    rows = rows_mod.overlay(store.rows, renumber, added, merge=merge)
     lengths = np.zeros((len(docs), len(weights.fields)), dtype=np.int32)
     if old_of:
         lengths[np.fromiter(old_of, np.int64)] = store.lengths[

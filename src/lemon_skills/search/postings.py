@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,8 @@ import numpy.typing as npt
 
 #: An overlay is made plain when its rows pass this share of its base's (1/8).
 OVERLAY_SHARE = 8
+#: Base rows merged at a time when an overlay is written out in ``chunks``.
+CHUNK_ROWS = 1 << 18
 
 Ints = npt.NDArray[np.int32]
 Counts = npt.NDArray[np.unsignedinteger[Any]]
@@ -130,15 +132,90 @@ class Overlay:
         per_doc = len(self.base) // max(len(self.renumber), 1)
         return len(self.added) + dropped * per_doc
 
+    @property
+    def heavy(self) -> bool:
+        """Whether the changes have passed 1/``OVERLAY_SHARE`` of the base's rows: every
+        lookup pays for an overlay, a merge costs one pass."""
+        return self.weight() * OVERLAY_SHARE > len(self.base)
+
+    def merge(self, done: Callable[[], None] | None = None) -> Merge:
+        """How these rows merge into plain ones, worked out a run of terms at a time
+        (``done`` is called after each run, to release the base's pages)."""
+        return Merge(self, done)
+
 
 AnyRows = Rows | Overlay
 
 
-def overlay(rows: AnyRows, renumber: Ints, added: Rows) -> AnyRows:
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """A run of whole terms: base rows ``lo:hi`` less ``drops`` (positions in the run), with
+    added rows ``a_lo:a_hi`` inserted before the kept rows at ``at``."""
+
+    lo: int
+    hi: int
+    a_lo: int
+    a_hi: int
+    drops: npt.NDArray[np.intp]
+    at: npt.NDArray[np.intp]
+
+
+class Merge:
+    """An overlay's rows as plain rows, one column at a time and a run of terms (about
+    ``CHUNK_ROWS`` base rows) at a time: writing them out never holds them all."""
+
+    def __init__(self, over: Overlay, done: Callable[[], None] | None = None) -> None:
+        self._over = over
+        self._done = done
+        self._runs: list[_Run] = []
+        self.dtype = np.promote_types(over.base.tf.dtype, over.added.tf.dtype)
+        base, added = over.base, over.added
+        lo = a_lo = 0
+        size = 0
+        while lo < len(base) or a_lo < len(added):
+            hi = min(len(base), lo + CHUNK_ROWS)
+            if hi < len(base):  # end on a term boundary
+                hi = int(np.searchsorted(base.term, base.term[hi - 1], side="right"))
+                a_hi = int(np.searchsorted(added.term, base.term[hi - 1], side="right"))
+            else:
+                a_hi = len(added)
+            doc = over.renumber[base.doc[lo:hi]]
+            keep = doc >= 0
+            kept = (base.term[lo:hi][keep].astype(np.int64) << 32) | doc[keep]
+            extra = Rows(added.term[a_lo:a_hi], added.doc[a_lo:a_hi], added.tf[a_lo:a_hi])
+            at = np.searchsorted(kept, _key(extra))
+            self._runs.append(_Run(lo, hi, a_lo, a_hi, np.flatnonzero(~keep), at))
+            size += len(kept) + len(at)
+            self._release()
+            lo, a_lo = hi, a_hi
+        #: How many rows the merged rows hold.
+        self.size = size
+
+    def _release(self) -> None:
+        if self._done is not None:
+            self._done()
+
+    def column(self, name: str) -> Iterator[npt.NDArray[Any]]:
+        """The merged ``term``, ``doc`` or ``tf`` column, a run at a time."""
+        base, added = self._over.base, self._over.added
+        for run in self._runs:
+            mine = getattr(base, name)[run.lo : run.hi]
+            if name == "doc":
+                mine = self._over.renumber[mine]
+            if len(run.drops):
+                mine = np.delete(mine, run.drops, axis=0)
+            theirs = getattr(added, name)[run.a_lo : run.a_hi]
+            if name == "tf":
+                mine, theirs = mine.astype(self.dtype, copy=False), theirs.astype(self.dtype)
+            yield np.insert(mine, run.at, theirs, axis=0) if len(theirs) else mine
+            self._release()
+
+
+def overlay(rows: AnyRows, renumber: Ints, added: Rows, *, merge: bool = True) -> AnyRows:
     """``rows`` with each document ``d`` renumbered to ``renumber[d]`` (-1: dropped) and
     ``added`` (sorted, in the new numbering) merged in: an ``Overlay`` that copies nothing
-    of ``rows``, or plain rows once the changes pass 1/``OVERLAY_SHARE`` of them (every
-    lookup pays for an overlay, a plain copy costs one pass) or documents change places."""
+    of ``rows``, or plain rows when documents change places or, with ``merge``, once the
+    overlay is ``heavy`` (without, the caller merges it, e.g. ``chunks`` into a file)."""
     if isinstance(rows, Overlay):
         old = rows.renumber
         base, added = rows.base, patch(rows.added, renumber, added)
@@ -149,7 +226,7 @@ def overlay(rows: AnyRows, renumber: Ints, added: Rows) -> AnyRows:
     if not np.all(kept[1:] > kept[:-1]):
         return patch(base, renumber, added)
     over = Overlay(base, renumber, added)
-    return over.plain() if over.weight() * OVERLAY_SHARE > len(base) else over
+    return over.plain() if merge and over.heavy else over
 
 
 def _counts_dtype(peak: int) -> type[np.uint16] | type[np.uint32]:

@@ -386,6 +386,18 @@ def test_an_edit_writes_only_what_changed_and_a_new_process_reads_it_back(
     index_cache.load_or_build(api.view(project).enabled())
     assert base.stat().st_ino != before.st_ino
     assert not base.with_suffix(".delta").exists()
+    # This process now reads the rewritten file: its next edit is a delta of that file.
+    merged = base.stat()
+    monkeypatch.setattr(postings, "OVERLAY_SHARE", 0)
+    write_skill(project_skills, "pdf", description="Split PDF files and crawl links.")
+    api.refresh()
+    edited = api.view(project).enabled()
+    index_cache.load_or_build(edited)
+    assert base.stat().st_ino == merged.st_ino and base.with_suffix(".delta").exists()
+    _new_process(monkeypatch)
+    assert _scored(index_cache.load_or_build(edited), queries) == _scored(
+        build_index(edited), queries
+    )
 
 
 def test_a_new_process_after_an_add_and_a_remove_ranks_like_a_fresh_build(

@@ -117,17 +117,17 @@ def build_index(entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS)
     return Index(tuple(entries), search.build_index(docs, weights))
 
 
-def update_index(old: search.Index, entries: Sequence[Entry]) -> Index:
+def update_index(old: search.Index, entries: Sequence[Entry], *, merge: bool = True) -> Index:
     """The index of ``entries`` made from ``old`` (an index of an earlier state of these
     skills), re-reading only the skills added or edited since: equal to
-    ``build_index(entries)``."""
+    ``build_index(entries)`` (``merge``: see ``search.index.update_index``)."""
     stamps = [_stamp(e) for e in entries]
     known = search_index.stamps(old)
     if known == tuple(stamps):
         return Index(tuple(entries), old)
     # Fields are read on first use: a skill the index has by its stamp is never read.
     docs = [document(e, s) for e, s in zip(entries, stamps, strict=True)]
-    return Index(tuple(entries), search_index.update_index(old, docs))
+    return Index(tuple(entries), search_index.update_index(old, docs, merge=merge))
 
 
 # --- byte form (for the on-disk cache) -------------------------------------------------------

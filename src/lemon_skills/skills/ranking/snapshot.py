@@ -18,6 +18,7 @@ import contextlib
 import mmap
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from lemon_skills._fs import write_bytes_atomic
@@ -37,9 +38,26 @@ KEEP = 8
 #: The last index of each tree this process built or read, so an edit seen by a running
 #: agent updates it in memory rather than from the file.
 _LAST: dict[str, index_mod.Index] = {}
-#: Per cache file: the rows it holds, as read or written by this process, and the file's
-#: identity then, so an index updated from those rows is written as a delta of that file.
-_BASES: dict[Path, tuple[Rows, str]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    """A cache file's rows as this process read or wrote them, and the file's identity then:
+    an index updated from those rows is written as a delta of that file."""
+
+    rows: Rows
+    tag: str
+    mapped: mmap.mmap | None = None  # the file's memory map, when the rows are read from it
+
+    def release(self) -> None:
+        """Drop the pages of the file this process has read (they are read again if needed):
+        merging every row must not keep all of them resident."""
+        if self.mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
+            with contextlib.suppress(OSError, ValueError):
+                self.mapped.madvise(mmap.MADV_DONTNEED)
+
+
+_BASES: dict[Path, _Base] = {}
 
 
 def cache_dir() -> Path:
@@ -65,12 +83,12 @@ def load_or_build(
         else:
             previous = _read(path, weights)
         if previous is not None:
-            index = index_mod.update_index(previous, entries)
+            # Not merged in memory: a large update is merged as it is written (``_write``).
+            index = index_mod.update_index(previous, entries, merge=False)
             if index.core is not previous:
-                _write(path, index)
+                index = _write(path, index, weights)
     if previous is None:
-        index = index_mod.build_index(entries, weights=weights)
-        _write(path, index)
+        index = _write(path, index_mod.build_index(entries, weights=weights), weights)
     _LAST[key] = index
     return index
 
@@ -94,7 +112,7 @@ def _read(path: Path, weights: index_mod.Weights) -> SearchIndex | None:
         return None
     rows = codec.plain_rows(index) or codec.delta_base(index)
     if rows is not None:
-        _BASES[path] = (rows, tag)
+        _BASES[path] = _Base(rows, tag, data)
     return index
 
 
@@ -109,21 +127,32 @@ def _read_delta(
         return None
 
 
-def _write(path: Path, index: index_mod.Index) -> None:
-    with contextlib.suppress(OSError):
+def _write(path: Path, index: index_mod.Index, weights: index_mod.Weights) -> index_mod.Index:
+    """Store ``index`` (a delta when it is a light update of the file's rows) and return it,
+    or, when its rows were merged into the file as they were written, the file's index."""
+    core = index.core
+    try:
         known = _BASES.get(path)
-        base = codec.delta_base(index.core)
-        if known is not None and base is known[0] and _identity(path.stat()) == known[1]:
-            chunks = codec.dump_chunks(index.core, base_tag=known[1])
+        base = codec.delta_base(core)
+        on_file = known is not None and base is known.rows and _identity(path.stat()) == known.tag
+        if known is not None and on_file and not codec.needs_merge(core):
+            chunks = codec.dump_chunks(core, base_tag=known.tag)
             write_bytes_atomic(_delta(path), chunks, durable=False)
-            return
+            return index
+        release = known.release if known is not None and base is known.rows else None
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, codec.dump_chunks(index.core), durable=False)
+        write_bytes_atomic(path, codec.dump_chunks(core, done=release), durable=False)
         _delta(path).unlink(missing_ok=True)
-        rows = codec.plain_rows(index.core)
-        if rows is not None:
-            _BASES[path] = (rows, _identity(path.stat()))
         _prune(path.parent)
+    except OSError:
+        return index
+    rows = codec.plain_rows(core)
+    if rows is not None:
+        _BASES[path] = _Base(rows, _identity(path.stat()))
+        return index
+    # The merged rows exist only in the file: read them from there.
+    merged = _read(path, weights)
+    return index if merged is None else index_mod.Index(index.entries, merged)
 
 
 def _prune(directory: Path) -> None:
