@@ -419,3 +419,25 @@ def test_a_new_process_after_an_add_and_a_remove_ranks_like_a_fresh_build(
     monkeypatch.setattr(index_cache, "_LAST", {})
     queries = ("crawl a site", "scan pdf forms", "deploy kubernetes", "pdf tables")
     assert _scored(rebuilt, queries) == _scored(build_index(changed), queries)
+
+
+def test_a_when_to_use_section_counts_more_than_body_prose(project, project_skills):
+    # Both skills have the request's words only in their bodies; the one whose "When to use"
+    # section names the situation is the one the request is after, though the other's body,
+    # which mentions them in passing, is far shorter.
+    steps = "Open the ledger, check balances, reconcile the bank feed and close the month. " * 8
+    write_skill(
+        project_skills,
+        "billing-ops",
+        description="Run day-to-day billing operations for a small business.",
+        body="## When to use this skill\n\n- sending overdue invoice reminders\n\n"
+        f"## Steps\n\n{steps}\n",
+    )
+    write_skill(
+        project_skills,
+        "ledger-export",
+        description="Export ledgers to spreadsheets for accountants.",
+        body="## Notes\n\nEach export lists overdue invoice totals and the reminders we are "
+        "sending to clients.\n",
+    )
+    assert _keys("send overdue invoice reminders", project)[0] == "billing-ops"

@@ -1,8 +1,9 @@
 """Skills as search documents: a skill's fields, their weights, and the index of a skill set.
 
 Each skill is split into fields (key and name, keywords and tags, description, body
-headings, body prose) and ranked by the corpus-neutral ``lemon_skills.search``; this module
-only says how an ``Entry`` becomes a ``search.Document`` and which field weighs what.
+headings, the body's "When to use" sections, body prose) and ranked by the corpus-neutral
+``lemon_skills.search``; this module only says how an ``Entry`` becomes a ``search.Document``
+and which field weighs what.
 """
 
 from __future__ import annotations
@@ -24,12 +25,34 @@ from lemon_skills.skills.model import Entry
 BODY_CHARS = 20_000
 _FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.M | re.S)
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+)$", re.M)
+_LEVEL = re.compile(r"^ {0,3}(#{1,6})[ \t]", re.M)
+#: Headings of the sections that say when a skill applies (the SKILL.md convention: "When to
+#: use this skill", "Use this skill when", "Use cases", "Triggers"); "Do not use ..." is not one.
+_USAGE = re.compile(
+    r"^ {0,3}(#{1,6})[ \t]+(when to (use|activate|apply)\b|use (this skill )?when\b"
+    r"|(common |related )?use cases\b|(proactive )?triggers?\b)[^\n]*$",
+    re.I | re.M,
+)
 
 Weights = search.Weights
 #: Field weights and length normalisation for skills (chosen on labelled queries).
 DEFAULT_WEIGHTS = search.Weights(
-    field_weight={"name": 3.0, "keywords": 2.5, "description": 2.0, "headings": 1.0, "body": 0.1},
-    field_b={"name": 0.3, "keywords": 0.3, "description": 0.5, "headings": 0.6, "body": 0.75},
+    field_weight={
+        "name": 3.0,
+        "keywords": 2.5,
+        "description": 2.0,
+        "headings": 1.0,
+        "usage": 0.3,
+        "body": 0.1,
+    },
+    field_b={
+        "name": 0.3,
+        "keywords": 0.3,
+        "description": 0.5,
+        "headings": 0.6,
+        "usage": 0.6,
+        "body": 0.75,
+    },
 )
 
 
@@ -55,13 +78,29 @@ def entry_fields(entry: Entry) -> dict[str, str]:
     key = entry.key if entry.server is None else entry.key.partition(":")[2]
     name = " ".join(dict.fromkeys([*tokens.key_words(key), *tokens.key_words(entry.name)]))
     extra = [*m.keywords, *m.tags, *([m.category] if m.category else [])]
+    prose = _FENCE.sub("", body)
     return {
         "name": name,
         "keywords": " ".join(extra),
         "description": entry.description,
-        "headings": "\n".join(_HEADING.findall(_FENCE.sub("", body))),
+        "headings": "\n".join(_HEADING.findall(prose)),
+        "usage": usage_sections(prose),
         "body": body,
     }
+
+
+def usage_sections(body: str) -> str:
+    """The text of ``body``'s sections that say when the skill applies, each up to the next
+    heading of the same or a higher level (``body`` without code fences)."""
+    out = []
+    for m in _USAGE.finditer(body):
+        level = len(m.group(1))
+        end = next(
+            (h.start() for h in _LEVEL.finditer(body, m.end()) if len(h.group(1)) <= level),
+            len(body),
+        )
+        out.append(body[m.end() : end].strip())
+    return "\n".join(out)
 
 
 class _Fields(Mapping[str, str]):
