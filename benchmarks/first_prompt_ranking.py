@@ -4,12 +4,13 @@ index for cheaper indexes, and what each costs to build.
     python benchmarks/first_prompt_ranking.py [--size 10000]
 
 Each variant indexes the same skills with the same weights and scorer but less text: the
-short fields alone (key and name, keywords, description), those plus the body's headings,
-and those plus the first 1,000 / 2,000 / 4,000 characters of the body (the full index reads
-20,000). For every bench query (``queries_dev*.jsonl``) the variant's first answer, or its
-abstention, is compared with the full index's: a first prompt that ranked with the variant
-would inject the same skill that often. With ``--size`` the CPU seconds to build each variant
-over a corpus of that many skills (``corpus.make_corpus``) are printed too.
+short fields alone (key and name, keywords, description), those plus the body's headings
+and "when to use" sections, and those plus the first 1,000 / 2,000 / 4,000 characters of the
+body (the full index reads 20,000). For every bench query (``queries_dev*.jsonl``) the
+variant's first answer, or its abstention, is compared with the full index's: a first prompt
+that ranked with the variant would inject the same skill that often. With ``--size`` the CPU
+seconds to build each variant over a corpus of that many skills (``corpus.make_corpus``) are
+printed too.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _variant(body_chars: int | None, headings: bool) -> Fields:
         f = ranking.entry_fields(e)
         f["body"] = f["body"][:body_chars] if body_chars else ""
         if not headings:
-            f["headings"] = ""
+            f["headings"] = f["usage"] = ""
         return f
 
     return fields
@@ -46,7 +47,7 @@ def _variant(body_chars: int | None, headings: bool) -> Fields:
 
 VARIANTS: dict[str, Fields] = {
     "short fields": _variant(None, headings=False),
-    "short fields + headings": _variant(None, headings=True),
+    "+ headings, usage": _variant(None, headings=True),
     "+ body[:1000]": _variant(1_000, headings=True),
     "+ body[:2000]": _variant(2_000, headings=True),
     "+ body[:4000]": _variant(4_000, headings=True),
