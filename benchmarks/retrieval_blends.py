@@ -14,7 +14,9 @@ all-MiniLM-L6-v2 vector of each skill's key words and description.
 
 Blends: the shipped one with its grid (w {3, 2, 4} x bar {0.8, 0.7, 0.9}) and with a wider one;
 a higher floor; similarity as a z-score over all skills (how far a skill stands out for this
-query, not its raw cosine); answering when any of the three first results clears the bar.
+query, not its raw cosine); answering when any of the three first results clears the bar,
+or also when the first result is among the k best both lexically and by similarity; bonuses
+for the 20 or all 453 most similar skills instead of 50; the request's best sentence.
 
 ``--mpnet DIR`` also embeds skills and queries with all-mpnet-base-v2 (a 12-layer, 768-d
 sentence model, 110M parameters, run here in numpy from the ``model.safetensors`` and
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import re
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -179,18 +182,52 @@ class Bench:
         return out
 
 
-def additive(b: Bench, sims: Any, w: float, floor: float, bar: float, first: int = 1) -> Blend:
+def additive(
+    b: Bench,
+    sims: Any,
+    w: float,
+    floor: float,
+    bar: float,
+    *,
+    first: int = 1,
+    top: int = 50,
+    agree: int = 0,
+) -> Blend:
+    """The shipped blend; ``first``: answer when any of that many first results clears the
+    bar; ``agree``: also answer when the first result is among the ``agree`` best both
+    lexically and by similarity (two signals agreeing on it)."""
+
     def blend(i: int) -> tuple[Any, bool]:
-        top = np.argsort(-sims[i])[:50]
-        top = top[sims[i][top] > floor]
+        near = np.argsort(-sims[i])[:top]
+        near = near[sims[i][near] > floor]
         bonus = np.zeros(sims.shape[1])
-        bonus[top] = w * (sims[i][top] - floor)
+        bonus[near] = w * (sims[i][near] - floor)
         s = b.lex[i] + bonus
         lead = np.lexsort((-b.prio, -s))[:first]
-        ok = bool(s[lead[0]] > 0) and max(b.ev[i, d] + bonus[d] for d in lead) >= bar
-        return s, ok
+        if s[lead[0]] <= 0:
+            return s, False
+        if max(b.ev[i, d] + bonus[d] for d in lead) >= bar:
+            return s, True
+        d = lead[0]
+        lex_rank = int((b.lex[i] > b.lex[i, d]).sum())
+        sim_rank = int((sims[i] > sims[i, d]).sum())
+        return s, bool(b.lex[i, d] > 0) and lex_rank < agree and sim_rank < agree
 
     return blend
+
+
+def sentence_max(sims: Any, cases: Sequence[Case], sim: Similarity) -> Any:
+    """Similarity of each skill to the request or to its best sentence (of 3+ words), so a
+    long message is also matched by the sentence that says what it wants."""
+    out = sims.copy()
+    for i, c in enumerate(cases):
+        parts = [s for s in _SENTENCES.split(c.query) if len(s.split()) >= 3]
+        if len(parts) > 1:
+            out[i] = np.maximum(out[i], (sim.enc.encode(parts) @ sim.matrix.T).max(0))
+    return out
+
+
+_SENTENCES = re.compile(r"(?<=[.!?;:\u2014])\s+")
 
 
 def _fmt(r: Report) -> str:
@@ -256,6 +293,29 @@ def report(
             "lexical + MiniLM, answer if any of 3 first clears",
             b,
             [additive(b, sims, w, 0.1, bar, first=3) for w, bar in grid],
+        )
+        for k in (1, 2, 3):
+            row(
+                f"lexical + MiniLM, also answer when both rank the first in their {k} best",
+                b,
+                [additive(b, sims, w, 0.1, bar, agree=k) for w, bar in grid],
+            )
+        row(
+            "lexical + MiniLM, 20 most similar",
+            b,
+            [additive(b, sims, w, 0.1, r, top=20) for w, r in grid],
+        )
+        row(
+            "lexical + MiniLM, 453 most similar",
+            b,
+            [additive(b, sims, w, 0.1, r, top=453) for w, r in grid],
+        )
+        best = sentence_max(sims, b.cases, sim)
+        b.fill_evidence(index, best)
+        row(
+            "lexical + MiniLM of the request or its best sentence",
+            b,
+            [additive(b, best, w, 0.1, r) for w, r in grid],
         )
 
 

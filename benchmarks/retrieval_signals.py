@@ -12,7 +12,10 @@ description + body is printed beside them as the baseline.
 Signals:
 
 * ``usage`` - the body's "When to use" sections as a field of their own (weight off / 0.3 /
-  0.5 / 1.0; shipped 0.3).
+  0.5 / 1.0; shipped 0.3);
+* ``names stay as typed`` - no typo or compound reading for a word written with a capital
+  after the request's first word, or holding a digit (off / on; not shipped): a person's or
+  a place's name, or a year, read as a typo of some skill's word is a false match.
 
 With ``--semantic`` (the semantic extra and its model installed) the embedding blends are
 measured the same way over the semantic grid (``tuning.SEMANTIC``): the shipped blend of the
@@ -34,6 +37,7 @@ from corpus import bench_dir, bench_root, make_corpus
 from retrieval_eval import bm25_ranker
 
 from lemon_skills import search
+from lemon_skills.search import scoring
 from lemon_skills.search.embed import vectors
 from lemon_skills.search.index import reweigh
 from lemon_skills.search.metrics import Case, Report, evaluate, load_cases, outcome, summarise
@@ -105,6 +109,40 @@ def signal_row(
     return f"| {name} | {_fmt(dev)} | {_fmt(cv.report)} | {picked} |"
 
 
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\u2019]*")
+
+
+class NamesAsTyped:
+    """While active, ``scoring`` tries no typo or compound reading of capitalised words
+    (after the first) and of words with a digit."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.analyse = scoring.analyse
+        self.likely = scoring._likely
+        self.decompound = scoring.decompound
+
+    def __enter__(self) -> NamesAsTyped:
+        def analyse(index: Any, query: str, *, plain: bool = False) -> scoring.Query:
+            words = _WORD.findall(query)
+            self.names = {
+                w.lower()
+                for i, w in enumerate(words)
+                if any(ch.isdigit() for ch in w) or (i and w[0].isupper() and not w.isupper())
+            }
+            return self.analyse(index, query, plain=plain)
+
+        scoring.analyse = analyse  # type: ignore[assignment]
+        scoring._likely = lambda index, w: [] if w in self.names else self.likely(index, w)
+        scoring.decompound = lambda w, lex: None if w in self.names else self.decompound(w, lex)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        scoring.analyse = self.analyse  # type: ignore[assignment]
+        scoring._likely = self.likely
+        scoring.decompound = self.decompound
+
+
 _LINE = re.compile(r"[*_`>#|]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
@@ -170,6 +208,9 @@ def main() -> None:
         per = [lexical_answers(entries, cases, _with_weight(shipped, "usage", w)) for w in values]
         print(signal_row("lexical, usage field off", cases, per[:1], 0), flush=True)
         print(signal_row("lexical, usage field {off, .3, .5, 1}", cases, per, 1), flush=True)
+        with NamesAsTyped():
+            named = lexical_answers(entries, cases, shipped)
+        print(signal_row("lexical, names stay as typed {off, on}", cases, [per[1], named], 0))
         if args.semantic:
             sim = Similarity(entries)
             floor = shipped.semantic_floor
