@@ -12,7 +12,8 @@ description + body is printed beside them as the baseline.
 Signals:
 
 * ``usage`` - the body's "When to use" sections as a field of their own (weight off / 0.3 /
-  0.5 / 1.0; shipped 0.3);
+  0.5 / 1.0; shipped 0.3), or as a long field like the body (bag of words, its mentions
+  discounted in the IDF; weight off / 0.2 / 0.4);
 * ``names stay as typed`` - no typo or compound reading for a word written with a capital
   after the request's first word, or holding a digit (off / on; not shipped): a person's or
   a place's name, or a year, read as a typo of some skill's word is a false match.
@@ -69,6 +70,10 @@ def _with_weight(weights: skill_index.Weights, field: str, w: float) -> skill_in
     if not w:
         return _without(weights, field)
     return dataclasses.replace(weights, field_weight={**weights.field_weight, field: w})
+
+
+def _as_long(weights: skill_index.Weights) -> skill_index.Weights:
+    return dataclasses.replace(weights, long_fields=weights.long_fields | {"usage"})
 
 
 def lexical_answers(
@@ -208,6 +213,11 @@ def main() -> None:
         per = [lexical_answers(entries, cases, _with_weight(shipped, "usage", w)) for w in values]
         print(signal_row("lexical, usage field off", cases, per[:1], 0), flush=True)
         print(signal_row("lexical, usage field {off, .3, .5, 1}", cases, per, 1), flush=True)
+        long = [
+            lexical_answers(entries, cases, _as_long(_with_weight(shipped, "usage", w)))
+            for w in (0.2, 0.4)
+        ]
+        print(signal_row("lexical, usage as a long field {off, .2, .4}", cases, [per[0], *long], 0))
         with NamesAsTyped():
             named = lexical_answers(entries, cases, shipped)
         print(signal_row("lexical, names stay as typed {off, on}", cases, [per[1], named], 0))
