@@ -7,6 +7,8 @@ and builds its index (not timed). Then, in that process:
 
 * ``back to back`` - ``render_prompt`` over the first ``--calls`` bench queries in a row: the
   render itself (ranking, catalogue, formatting, the ``skill.prompt_render`` event);
+* ``its ranking`` - the ranking a render does (``matches`` for the 20 nearest skills) over
+  the same queries, so the difference is what the render adds;
 * ``one per turn`` - ``--turns`` renders, each after the registry's stat interval has passed,
   so each also pays the sweep that notices skills edited in place (one stat per SKILL.md).
 
@@ -29,13 +31,18 @@ from lemon_skills.search.metrics import load_cases
 from lemon_skills.skills import api, registry
 
 
-def _timed(queries: list[str], cwd: str, pause: float) -> tuple[list[float], list[float]]:
+def _timed(
+    queries: list[str], cwd: str, pause: float, rank_only: bool = False
+) -> tuple[list[float], list[float]]:
     wall, cpu = [], []
     for q in queries:
         if pause:
             time.sleep(pause)
         t, c = time.perf_counter(), time.process_time()
-        lemon_skills.render_prompt(q, cwd=cwd)
+        if rank_only:
+            api.matches(q, cwd=cwd, max_results=api.NEAR)
+        else:
+            lemon_skills.render_prompt(q, cwd=cwd)
         wall.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
     return sorted(wall), sorted(cpu)
@@ -57,6 +64,8 @@ def run(size: int, queries: list[str], calls: int, turns: int) -> None:
         api.ranking_index(registry.view(tmp, refresh=True))
         lemon_skills.render_prompt("warm up", cwd=tmp)
         print(f"{size:>6} skills  " + _line("back to back", _timed(queries[:calls], tmp, 0.0)))
+        ranking = _timed(queries[:calls], tmp, 0.0, rank_only=True)
+        print(f"{'':>14}" + _line("its ranking", ranking))
         pause = registry.DEFAULT_STAT_INTERVAL_S + 0.1
         print(f"{'':>14}" + _line("one per turn", _timed(queries[:turns], tmp, pause)))
 

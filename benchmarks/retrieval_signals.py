@@ -1,6 +1,6 @@
 """Each ranking signal's cross-validated effect, with its own constant tuned inside the folds.
 
-    python benchmarks/retrieval_signals.py [--folds 10] [--semantic]
+    python benchmarks/retrieval_signals.py [--folds 10] [--semantic] [--cost]
 
 For every signal below the labelled queries (every ``queries_dev*.jsonl`` of the bench) are
 answered once per value of the signal's constant (the first value switches it off) times every
@@ -18,6 +18,10 @@ Signals:
   after the request's first word, or holding a digit (off / on; not shipped): a person's or
   a place's name, or a year, read as a typo of some skill's word is a false match.
 
+With ``--cost`` it also prints what the usage field costs: the CPU time of building the index
+and its serialised size, with and without the field, interleaved in one process (median of 5
+builds each).
+
 With ``--semantic`` (the semantic extra and its model installed) the embedding blends are
 measured the same way over the semantic grid (``tuning.SEMANTIC``): the shipped blend of the
 description's vector, and the description's vector averaged with the best-matching sentence
@@ -29,7 +33,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
+import statistics
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -194,19 +200,39 @@ class ChunkSimilarity:
         return {int(i): float(total[i]) for i in order if total[i] > floor}
 
 
+def cost(entries: Sequence[Entry], shipped: skill_index.Weights) -> None:
+    """Build CPU and index size with and without the usage field, interleaved."""
+    variants = {"with usage": shipped, "without": _without(shipped, "usage")}
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    size = {}
+    for _ in range(5):
+        for name, weights in variants.items():
+            start = time.process_time()
+            index = skill_index.build_index(entries, weights=weights)
+            times[name].append(time.process_time() - start)
+            size[name] = len(skill_index.dumps(index))
+    for name in variants:
+        build = statistics.median(times[name]) * 1000
+        print(f"{name}: build {build:.0f} ms CPU, index {size[name] / 1e6:.2f} MB")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--semantic", action="store_true")
+    parser.add_argument("--cost", action="store_true", help="build time and size of the field")
     args = parser.parse_args()
     cases = [c for f in sorted(bench_root().glob("queries_dev*.jsonl")) for c in load_cases(f)]
     shipped = skill_index.DEFAULT_WEIGHTS
-    print(f"{len(cases)} queries, CV = {args.folds} folds; R@1 / R@3 / none-rej / false-rej\n")
-    print("| signal | dev (shipped value) | CV (value chosen in the folds) | values picked |")
-    print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         make_corpus(Path(tmp), len(list(bench_dir().iterdir())))
         entries = api.view(tmp).enabled()
+        if args.cost:
+            cost(entries, shipped)
+        print(f"{len(cases)} queries, CV = {args.folds} folds; R@1 / R@3 / none-rej / false-rej\n")
+        print("| signal | dev (shipped value) | CV (value chosen in the folds) | values picked |")
+        print("|---|---|---|---|")
         bm25 = evaluate(cases, bm25_ranker(entries, body=True))
         print(f"| plain BM25, name + description + body | {_fmt(bm25)} | (nothing tuned) | |")
         values = (0.0, 0.3, 0.5, 1.0)
