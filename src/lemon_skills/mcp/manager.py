@@ -323,8 +323,9 @@ class McpManager:
     ) -> T:
         failed_before = getattr(handle.auth, "last_error", None)
         try:
-            with deadline.running():
+            with deadline.scope():
                 return await op(conn.client)
+            raise TimeoutError  # only reached when the deadline's scope ended the block
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
                 raise McpToolError(f"{what} {deadline.reason()}", server=handle.name) from None
