@@ -1,6 +1,6 @@
 """Per-call latency through McpSource against the bare SDK session, on the same stdio server.
 
-    python benchmarks/mcp_call_overhead.py [--calls 2000] [--rounds 3] [--reps 10]
+    python benchmarks/mcp_call_overhead.py [--calls 2000] [--rounds 3] [--reps 10] [--parts N]
 
 Every path talks to the bundled echo fixture over stdio (one server process per session, same
 program) and every McpSource runs with every policy at its default. A run is ``--rounds``
@@ -29,7 +29,9 @@ Reported per path: p50 / p90 of the per-call wall latency over all calls, the cl
 call (``time.process_time`` around each block: this process only) and, on Linux, the server
 process's CPU per call (``/proc/<pid>/schedstat``). Then the must-hold figures: the ratio of
 the p50 of McpSource to the p50 of the bare SDK, taken per repetition, as the median over all
-repetitions with its range and interquartile range, and the same ratio for client CPU. CPU
+repetitions with its range and interquartile range, and the same ratio for client CPU. Last,
+the ``parts`` table: what each piece of McpSource's own per-call work costs alone, in a tight
+loop (client CPU per call; ``--parts N`` iterations). CPU
 figures are much less disturbed by a loaded machine than wall-clock ones; the load average
 before and after the run is printed so a reader can tell.
 
@@ -280,6 +282,67 @@ def must_hold(label: str, path: Path, base: Path) -> bool:
     return med <= 1.05
 
 
+def parts(n: int) -> None:
+    """What each piece of McpSource's own per-call work costs, alone, in a tight loop
+    (client CPU per call): the pieces that apply with every policy at its default."""
+    from mcp import types
+
+    from lemon_skills.mcp.deadline import Deadline
+    from lemon_skills.mcp.errlog import StderrLog, StderrPipe
+    from lemon_skills.mcp.results import tool_result
+    from lemon_skills.mcp.spill import over_budget
+
+    result = types.CallToolResult(
+        content=[types.TextContent(type="text", text="echo:ok")],
+        structured_content={"result": "echo:ok"},
+    )
+    converted = tool_result(result, server="fx", tool="echo")
+
+    def per_call(fn: Callable[[], Any]) -> float:
+        started = time.process_time()
+        for _ in range(n):
+            fn()
+        return (time.process_time() - started) / n * 1e6
+
+    async def per_call_async(fn: Callable[[], Awaitable[Any]]) -> float:
+        started = time.process_time()
+        for _ in range(n):
+            await fn()
+        return (time.process_time() - started) / n * 1e6
+
+    async def measure() -> dict[str, float]:
+        from contextlib import AsyncExitStack
+
+        deadline = Deadline(60.0, 600.0)
+
+        async def nothing() -> None:
+            return None
+
+        async def under_deadline() -> None:
+            with deadline.scope():
+                await nothing()
+
+        async with AsyncExitStack() as stack:
+            pipe = StderrPipe(StderrLog())
+            pipe.open(stack)
+            return {
+                "an await of a no-op coroutine (reference)": await per_call_async(nothing),
+                "per-call deadline (a cancel scope with a timer)": (
+                    await per_call_async(under_deadline) - await per_call_async(nothing)
+                ),
+                "liveness probe of a stdio server (stderr pipe poll)": per_call(pipe.gone),
+            }
+
+    costs = anyio.run(measure)
+    costs["result conversion (one text block)"] = per_call(
+        lambda: tool_result(result, server="fx", tool="echo")
+    )
+    costs["result budget check"] = per_call(lambda: over_budget(converted, 25_000))
+    print(f"\nparts: client CPU per call, each alone ({n} iterations)")
+    for label, us in costs.items():
+        print(f"  {label:<52} {us:6.2f} us")
+
+
 def load() -> str:
     try:
         return " ".join(f"{v:.2f}" for v in os.getloadavg())
@@ -293,6 +356,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="fresh sessions per round")
     parser.add_argument("--reps", type=int, default=10, help="interleaved blocks per round")
     parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument(
+        "--parts", type=int, default=20000, help="iterations per piece in the parts table"
+    )
     opts = parser.parse_args()
     per_block = max(1, opts.calls // opts.reps)
     print(f"load average before: {load()}   cores: {os.cpu_count()}")
@@ -320,6 +386,7 @@ def main() -> None:
         async_results["source_async"],
         async_results["bare_policies"],
     )
+    parts(opts.parts)
     raise SystemExit(0 if ok else 1)
 
 
