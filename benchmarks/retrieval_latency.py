@@ -1,6 +1,7 @@
 """Latency and memory of find_relevant and its index beside ``bm25s``, on one tree per size.
 
     python benchmarks/retrieval_latency.py [--sizes 453 10000] [--rounds 3] [--cli]
+        [--no-baseline] [--new-process-only]
 
 For each size a project corpus is made with ``corpus.make_corpus`` (copies of the bench
 skills under new keys), then, in this order:
@@ -11,9 +12,12 @@ skills under new keys), then, in this order:
 * ``find p50 / p95`` - ``lemon_skills.find_relevant`` over every bench query with a warm
   registry and index (what an agent pays per turn), beside a ``bm25s`` query;
 * ``new process`` - a new Python process running one ``find_relevant`` with the cached
-  index on disk: the call's time, of which reading and updating the index, and the
+  index on disk: the call's time, of which loading the registry, reading (and after an edit
+  updating and writing back) the index and the query, the same in CPU seconds, and the
   process's peak RSS; then the same after one SKILL.md was edited (the automatic path: no
-  refresh asked for), the median of rounds, each round a new edit;
+  refresh asked for), the median of rounds, each round a new edit; then after one edit with
+  the update forced to be merged into the cache file, as it is once the changes since the
+  file was written pass an eighth of it;
 * with ``--cli``: whole ``lemon`` processes: ``lemon skill list`` and ``lemon prompt`` on a
   fresh tree (no manifest cache, no index), then with both caches present, and ``lemon
   skill find`` with no edit against after one edit.
@@ -55,16 +59,21 @@ def peak_mb():
 t0 = time.perf_counter(); c0 = time.process_time()
 import lemon_skills
 from lemon_skills.skills import api, registry
-t1 = time.perf_counter()
+if sys.argv[3:] == ["merge"]:
+    # What an update pays when its changes pass the share a delta may hold.
+    from lemon_skills.search import postings
+    postings.OVERLAY_SHARE = 10**9
+t1 = time.perf_counter(); c1 = time.process_time()
 v = registry.view(sys.argv[1])
-t2 = time.perf_counter()
+t2 = time.perf_counter(); c2 = time.process_time()
 api.ranking_index(v)
-t3 = time.perf_counter()
+t3 = time.perf_counter(); c3 = time.process_time()
 found = lemon_skills.find_relevant(sys.argv[2], cwd=sys.argv[1])
-t4 = time.perf_counter()
+t4 = time.perf_counter(); c4 = time.process_time()
 print(json.dumps({"import": t1 - t0, "registry": t2 - t1, "index": t3 - t2,
-                  "query": t4 - t3, "find": t4 - t1, "cpu": time.process_time() - c0,
-                  "rss_mb": peak_mb()}))
+                  "query": t4 - t3, "find": t4 - t1, "cpu": c4 - c0,
+                  "cpu_registry": c2 - c1, "cpu_index": c3 - c2, "cpu_query": c4 - c3,
+                  "cpu_find": c4 - c1, "rss_mb": peak_mb()}))
 """
 
 
@@ -72,9 +81,9 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:9.2f} ms"
 
 
-def _child(tree: Path, query: str) -> dict[str, float]:
+def _child(tree: Path, query: str, *extra: str) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tree), query],
+        [sys.executable, "-c", CHILD, str(tree), query, *extra],
         check=True,
         capture_output=True,
         text=True,
@@ -89,7 +98,7 @@ def _edit(entries: list[Entry], i: int) -> None:
         fh.write(f"\nEdited {i}.\n")
 
 
-def run(size: int, queries: list[str], rounds: int, cli: bool) -> None:
+def run(size: int, queries: list[str], rounds: int, cli: bool, baseline: bool, warm: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["LEMON_AGENT_DIR"] = str(Path(tmp) / "agent")
         tree = Path(tmp)
@@ -98,47 +107,62 @@ def run(size: int, queries: list[str], rounds: int, cli: bool) -> None:
             _cli(tree, queries[0])
         view = api.view(tmp, refresh=True)
         entries = list(view.enabled())
-        builds, cpus = [], []
-        for _ in range(rounds):
-            t, c = time.perf_counter(), time.process_time()
-            build_index(entries)
-            builds.append(time.perf_counter() - t)
-            cpus.append(time.process_time() - c)
-        print(
-            f"{size:>6} skills  build {_ms(statistics.median(builds))}"
-            f"  (cpu {_ms(statistics.median(cpus))})"
-        )
+        print(f"{size:>6} skills")
+        if warm:
+            _build(entries, rounds)
         lemon_skills.find_relevant("warm up", cwd=tmp)  # writes the cached index
         times, cpu = [], []
-        for _ in range(rounds):
+        for _ in range(rounds if warm else 0):
             for q in queries:
                 t, c = time.perf_counter(), time.process_time()
                 lemon_skills.find_relevant(q, cwd=tmp)
                 times.append(time.perf_counter() - t)
                 cpu.append(time.process_time() - c)
         times.sort()
-        print(
-            f"{'':>14}find_relevant p50 {_ms(statistics.median(times))}"
-            f"  p95 {_ms(times[int(len(times) * 0.95)])}  (cpu p50 {_ms(statistics.median(cpu))},"
-            f" {len(times)} calls, warm)"
-        )
-        _bm25s(entries, queries, rounds)
+        if warm:
+            print(
+                f"{'':>14}find_relevant p50 {_ms(statistics.median(times))}"
+                f"  p95 {_ms(times[int(len(times) * 0.95)])}"
+                f"  (cpu p50 {_ms(statistics.median(cpu))}, {len(times)} calls, warm)"
+            )
+        if baseline and warm:
+            _bm25s(entries, queries, rounds)
         query = "merge two pdf files"
         plain = [_child(tree, query) for _ in range(rounds)]
-        edited = []
+        edited, merged = [], []
         for i in range(rounds):
             _edit(entries, i)
             edited.append(_child(tree, query))
-        for label, rows in (("new process, no edit", plain), ("new process, one edit", edited)):
+        for i in range(rounds):
+            _edit(entries, rounds + i)
+            merged.append(_child(tree, query, "merge"))
+        for label, rows in (
+            ("new process, no edit", plain),
+            ("new process, one edit", edited),
+            ("new process, one edit merged into the file", merged),
+        ):
             med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
             print(
                 f"{'':>14}{label}: find_relevant {_ms(med['find'])} (registry "
                 f"{_ms(med['registry'])}, index {_ms(med['index'])}, query {_ms(med['query'])})"
-                f"  peak RSS {med['rss_mb']:.0f} MB  cpu {med['cpu']:.2f} s"
+                f"  peak RSS {med['rss_mb']:.0f} MB  cpu {med['cpu']:.2f} s\n"
+                f"{'':>16}cpu of find_relevant {_ms(med['cpu_find'])} (registry "
+                f"{_ms(med['cpu_registry'])}, index {_ms(med['cpu_index'])}, "
+                f"query {_ms(med['cpu_query'])}; the process's cpu includes the import)"
             )
         files = list((Path(tmp) / "agent" / "cache" / "ranking").glob("*.idx"))
         size_mb = sum(f.stat().st_size for f in files) / 1e6
         print(f"{'':>14}cached index files: {len(files)} ({size_mb:.1f} MB)")
+
+
+def _build(entries: list[Entry], rounds: int) -> None:
+    builds, cpus = [], []
+    for _ in range(rounds):
+        t, c = time.perf_counter(), time.process_time()
+        build_index(entries)
+        builds.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+    print(f"{'':>14}build {_ms(statistics.median(builds))}  (cpu {_ms(statistics.median(cpus))})")
 
 
 def _bm25s(entries: list[Entry], queries: list[str], rounds: int) -> None:
@@ -219,11 +243,19 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[453, 10_000])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cli", action="store_true", help="also time whole lemon processes")
+    parser.add_argument(
+        "--no-baseline", action="store_true", help="skip bm25s (its build takes minutes at 50k)"
+    )
+    parser.add_argument(
+        "--new-process-only",
+        action="store_true",
+        help="only the new-process figures (no timed build, no warm queries, no bm25s)",
+    )
     args = parser.parse_args()
     files = sorted(bench_root().glob("queries_dev*.jsonl"))
     queries = [c.query for f in files for c in load_cases(f)]
     for size in args.sizes:
-        run(size, queries, args.rounds, args.cli)
+        run(size, queries, args.rounds, args.cli, not args.no_baseline, not args.new_process_only)
 
 
 if __name__ == "__main__":

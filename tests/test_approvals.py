@@ -208,3 +208,11 @@ def test_to_dict_is_json_ready(agent_dir):
     assert data["status"] == "pending"
     assert data["run_id"] == "r"
     assert data["expires_at"].endswith("Z")
+
+
+def test_looking_up_by_id_never_creates_the_database(agent_dir):
+    store = ApprovalStore()
+    for lookup in (store.approve, store.deny, store.cancel, store.wait):
+        with pytest.raises(ApprovalNotFound):
+            lookup("abcdef")
+    assert not store.path.exists()

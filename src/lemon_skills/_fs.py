@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ def locked(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
 
 def write_bytes_atomic(
     path: Path,
-    data: bytes | Sequence[bytes | memoryview],
+    data: bytes | Iterable[bytes | memoryview],
     *,
     mode: int | None = None,
     durable: bool = True,

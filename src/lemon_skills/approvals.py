@@ -180,9 +180,7 @@ class ApprovalStore:
             ApprovalNotFound: no approval matches.
             ApprovalError: the prefix matches several approvals.
         """
-        if not self.path.exists():  # a lookup must not create the database
-            raise ApprovalNotFound(approval_id)
-        with self._connect() as conn:
+        with self._connect_existing(approval_id) as conn:
             return self._check(conn, approval_id)
 
     def list(
@@ -229,7 +227,7 @@ class ApprovalStore:
         self, approval_id: str, decision: Decision, *, by: str | None, reason: str | None = None
     ) -> Approval:
         """Record ``decision`` on a pending approval; see :meth:`approve`."""
-        with self._connect() as conn:
+        with self._connect_existing(approval_id) as conn:
             current = self._check(conn, approval_id)
             if current.status == decision:
                 return current
@@ -250,7 +248,7 @@ class ApprovalStore:
 
     def cancel(self, approval_id: str) -> Approval:
         """Withdraw a pending approval (the requester gave up); decided ones stay as they are."""
-        with self._connect() as conn:
+        with self._connect_existing(approval_id) as conn:
             conn.execute(
                 "UPDATE approvals SET status = 'cancelled', decided_at = ? "
                 "WHERE id = ? AND status = 'pending'",
@@ -268,7 +266,7 @@ class ApprovalStore:
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = _POLL_FIRST_S
         seen = None
-        with self._connect() as conn:
+        with self._connect_existing(approval_id) as conn:
             current = self._check(conn, approval_id)
             while current.pending:
                 version = conn.execute("PRAGMA data_version").fetchone()[0]
@@ -368,6 +366,14 @@ class ApprovalStore:
             "WHERE status = 'pending' AND expires_at <= ?",
             (self._clock(),),
         )
+
+    def _connect_existing(
+        self, approval_id: str
+    ) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """Connect for a lookup by id: without a database no approval exists, and none is made."""
+        if not self.path.exists():
+            raise ApprovalNotFound(approval_id)
+        return self._connect()
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:

@@ -17,6 +17,9 @@ PathArg = str | os.PathLike[str] | None
 
 #: Directory names under a scope root that hold install transients; never skills.
 STAGING_MARKERS = (".staging-", ".backup-", ".lemon-tmp-")
+#: Where a project keeps skills, relative to the project (or an ancestor up to its git root).
+PROJECT_SKILL_ROOT = Path(".lemon", "skill")
+HARNESS_SKILL_ROOT = Path(".agents", "skills")
 
 
 def home(env: Mapping[str, str] | None = None) -> Path:
@@ -41,7 +44,7 @@ def harness_skills_dir(env: Mapping[str, str] | None = None) -> Path:
     value = env.get("LEMON_HARNESS_SKILLS_DIR")
     if value:
         return Path(value).expanduser().absolute()
-    return home(env) / ".agents" / "skills"
+    return home(env) / HARNESS_SKILL_ROOT
 
 
 def global_skill_dirs(env: Mapping[str, str] | None = None) -> list[Path]:
@@ -65,12 +68,12 @@ def project_skill_dirs(cwd: Path) -> list[Path]:
     ``~/.agents/skills`` (a global dir) by walking up into the home directory.
     """
     cwd = cwd.absolute()
-    dirs = [cwd / ".lemon" / "skill"]
+    dirs = [cwd / PROJECT_SKILL_ROOT]
     root = git_root(cwd)
     ancestors = (
         [cwd] if root is None else [cwd, *cwd.parents[: len(cwd.parents) - len(root.parents)]]
     )
-    dirs.extend(a / ".agents" / "skills" for a in ancestors)
+    dirs.extend(a / HARNESS_SKILL_ROOT for a in ancestors)
     return _dedupe(dirs)
 
 

@@ -10,10 +10,10 @@ A handler that raises is logged and skipped; telemetry never breaks the call tha
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -150,14 +150,13 @@ def emit(name: EventName, metadata: Mapping[str, Any]) -> Event:
     return event
 
 
-@functools.cache
 def _otel_trace() -> Any:
-    """The ``opentelemetry.trace`` module, or None when it is not installed (looked up once)."""
-    try:
-        from opentelemetry import trace
-    except ImportError:
-        return None
-    return trace
+    """The ``opentelemetry.trace`` module if the host has loaded it, else None.
+
+    Not imported here: a span can only be recording once a tracer provider was set through
+    that module, and importing it for every short-lived ``lemon`` process costs more than
+    the command it observes."""
+    return sys.modules.get("opentelemetry.trace")
 
 
 def _to_opentelemetry(event: Event) -> None:

@@ -87,3 +87,11 @@ def test_reading_approvals_creates_no_database(agent_dir, capsys):
     assert main(["approvals", "show", "abcdef"]) == 1
     assert "Approval not found: abcdef" in capsys.readouterr().err
     assert not (agent_dir / "approvals.db").exists()
+
+
+def test_deciding_an_unknown_id_creates_no_database(agent_dir, capsys):
+    assert main(["approvals", "approve", "abcdef"]) == 1
+    assert main(["approvals", "deny", "abcdef", "--json"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("Approval not found: abcdef") == 2
+    assert not (agent_dir / "approvals.db").exists()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from lemon_skills.cli import main
 from tests.helpers.skills import write_skill
 
@@ -33,3 +35,47 @@ def test_prompt_with_tools_sends_the_fitting_tools_and_tool_search(configured, c
     assert code in (0, None) and "mcp_rich_structured" in names and "tool_search" in names
     assert "mcp_rich_pid" not in names  # deferred behind tool_search
     assert data["tool_chars"] > 0 and data["chars"] + data["tool_chars"] <= data["budget"]
+
+
+PROBE = """
+import json, sys
+from lemon_skills.cli import main
+code = main(sys.argv[1:])
+heavy = sorted(m for m in json.loads(sys.stdin.read()) if m in sys.modules)
+print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
+"""
+
+#: What a skills-only `lemon prompt` with its caches in place has no use for.
+HEAVY = (
+    "yaml",
+    "jsonschema",
+    "lemon_skills.tool",
+    "lemon_skills.tools.registry",
+    "lemon_skills.skills.remote.store",
+    "importlib.metadata",
+    "opentelemetry.trace",
+)
+
+
+@pytest.mark.slow
+def test_a_prompt_with_caches_loads_no_tool_layer_parser_or_tracer(project, project_skills):
+    import os
+    import subprocess
+    import sys
+
+    for i in range(70):  # enough skills for the ranking index to be kept on disk
+        write_skill(project_skills, f"skill-{i:02d}", description=f"Chore number {i}")
+    write_skill(project_skills, "k8s", description="Debug crash-looping Kubernetes pods")
+    args = ["prompt", "my kubernetes pods keep crashing", "--cwd", str(project)]
+    for _ in range(2):  # the first writes the manifest and index caches
+        proc = subprocess.run(
+            [sys.executable, "-c", PROBE, *args],
+            input=json.dumps(HEAVY),
+            capture_output=True,
+            text=True,
+            env=dict(os.environ),
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stderr.splitlines()[-1]) == {"code": 0, "heavy": []}
+    assert '<skill key="k8s"' in proc.stdout

@@ -227,7 +227,10 @@ def test_enable_disable_and_refresh_speak_json(project, project_skills, capsys):
         "enabled": False,
         "scope": "project",
         "changed": True,
+        "disabled_list_changed": True,
+        "server_switch": None,
         "still_disabled_in": [],
+        "still_disabled_by": [],
     }
     code, out, _ = run(capsys, "skill", "enable", "demo", "--json", "--cwd", str(project))
     data = json.loads(out)
@@ -235,3 +238,63 @@ def test_enable_disable_and_refresh_speak_json(project, project_skills, capsys):
     assert data["still_disabled_in"] == ["project"]  # the project scope still disables it
     code, out, _ = run(capsys, "skill", "refresh", "--json", "--cwd", str(project))
     assert code == 0 and json.loads(out) == {"skills": 1, "diagnostics": 0}
+
+
+def test_strict_lint_of_the_examples_folder_checks_its_project_skills(capsys):
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    code, out, _ = run(capsys, "skill", "lint", "--strict", "--json", str(examples))
+    assert code == 0
+    paths = {Path(r["path"]) for r in json.loads(out)}
+    assert paths == set(examples.glob("project/.lemon/skill/*/SKILL.md"))
+    assert len(paths) == 6
+
+
+def test_enabling_a_skill_inside_a_disabled_namespace_says_what_keeps_it_off(capsys, project):
+    from tests.helpers.hosts import claude_plugin
+
+    claude_plugin(project, name="review")
+    key = "review:conventional-commits"
+    run(capsys, "skill", "disable", "review:*", "--cwd", str(project))
+    code, _, err = run(capsys, "skill", "enable", key, "--cwd", str(project))
+    assert code == 0
+    assert (
+        f"{key} is still disabled by its namespace review:* in the global scope; "
+        "run `lemon skill enable 'review:*'`" in err
+    )
+    code, out, _ = run(capsys, "skill", "enable", key, "--json", "--cwd", str(project))
+    assert json.loads(out)["still_disabled_by"] == [
+        {"scope": "global", "key": "review:*", "command": "lemon skill enable 'review:*'"}
+    ]
+
+
+def test_a_namespace_toggle_says_it_also_switches_the_mcp_server_of_that_name(
+    capsys, project, agent_dir
+):
+    from tests.helpers.hosts import claude_plugin
+
+    claude_plugin(project, name="review")
+    code, out, _ = run(capsys, "skill", "disable", "review:*", "--cwd", str(project))
+    assert code == 0
+    assert out.splitlines() == [
+        "review:*: disabled in global scope",
+        "  every skill keyed review:*: disabled",
+        "  skills of MCP server 'review': switched off; no server of that name is configured",
+    ]
+    code, out, _ = run(capsys, "skill", "enable", "review:*", "--json", "--cwd", str(project))
+    data = json.loads(out)
+    assert data["disabled_list_changed"] is True
+    assert data["server_switch"] == {
+        "server": "review",
+        "on": True,
+        "changed": True,
+        "configured": False,
+    }
+    state = json.loads((agent_dir / "skills.json").read_text("utf-8"))
+    assert state["skills"] == {"review:*": {"enabled": True}}
+    mcp_json = project / ".lemon" / "mcp.json"
+    mcp_json.parent.mkdir()
+    mcp_json.write_text(json.dumps({"mcpServers": {"review": {"command": "review-mcp"}}}))
+    code, out, _ = run(capsys, "skill", "disable", "review:*", "--cwd", str(project))
+    assert out.splitlines()[-1] == "  skills of MCP server 'review': switched off"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from lemon_skills import search
+from lemon_skills.search import analysis, codec, postings, schema, scoring
 from lemon_skills.search import index as search_index
-from lemon_skills.search import scoring
 
 WEIGHTS = search.Weights(
     field_weight={"name": 3.0, "description": 2.0, "body": 0.1},
@@ -78,7 +78,11 @@ def _changes(docs: list[search.Document]) -> list[str]:
         "name compound appears",
     ],
 )
-def test_an_updated_index_equals_a_fresh_build(change, monkeypatch):
+@pytest.mark.parametrize("rows", ["overlay", "plain"])
+def test_an_updated_index_equals_a_fresh_build(change, rows, monkeypatch):
+    # An edit leaves the old rows in place and reads them through an overlay, until the
+    # overlay outgrows its share of them and is merged into plain rows: both rank the same.
+    monkeypatch.setattr(postings, "OVERLAY_SHARE", 0 if rows == "overlay" else 10**9)
     docs = list(BASE)
     old = search.build_index(docs, WEIGHTS)
     if change == "add":
@@ -106,11 +110,11 @@ def test_an_updated_index_equals_a_fresh_build(change, monkeypatch):
         )
     fresh = search.build_index(docs, WEIGHTS)
     seen: list[str] = []
-    real = search_index.analyse_document
-    monkeypatch.setattr(
-        search_index, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w)
-    )
+    real = analysis.analyse_document
+    monkeypatch.setattr(analysis, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w))
     updated = search_index.update_index(old, docs)
+    overlaid = rows == "overlay" and change != "reorder"  # a reorder is always merged
+    assert isinstance(updated.store.rows, postings.Overlay) == overlaid
     _assert_same(updated, fresh)
     # Only documents not in the old index (by stamp) were tokenised again.
     assert seen == [d.key for d in docs if d not in BASE]
@@ -125,6 +129,94 @@ def test_updating_twice_and_through_the_byte_form_still_equals_a_fresh_build():
     del docs[1]
     index = search_index.update_index(index, docs)
     _assert_same(index, search.build_index(docs, WEIGHTS))
+
+
+def test_an_index_updated_again_and_again_in_place_equals_a_fresh_build(monkeypatch):
+    monkeypatch.setattr(postings, "OVERLAY_SHARE", 0)  # every update an overlay of the first
+    docs = list(BASE)
+    index = search.build_index(docs, WEIGHTS)
+    docs.append(_doc("web-scraper", "Scrape a website into tables.", "Crawl and parse."))
+    index = search_index.update_index(index, docs)
+    docs[0] = _doc("firecrawl", "Crawl a website to markdown.", "Each page saved.", 1)
+    del docs[2]
+    docs.insert(1, _doc("slack", "Post messages to Slack channels.", "Use the web API."))
+    index = search_index.update_index(index, docs)
+    assert isinstance(index.store.rows, postings.Overlay)
+    _assert_same(index, search.build_index(docs, WEIGHTS))
+    for version in range(2, 12):  # more edits than remaps are stacked before a copy
+        docs[2] = _doc("fire-drill", f"Plan fire drill number {version}.", "Exits.", version)
+        index = search_index.update_index(index, docs)
+    _assert_same(index, search.build_index(docs, WEIGHTS))
+
+
+def _delta_round_trip(old: search.Index, docs: list[search.Document]) -> search.Index:
+    """``docs`` updated from ``old`` as read from bytes, stored as a delta of those bytes and
+    read back over them."""
+    base = search.dumps(old)
+    updated = search_index.update_index(search.loads(base, WEIGHTS), docs)
+    delta = b"".join(codec.dump_chunks(updated, base_tag="v1"))
+    assert len(delta) < len(base)  # the rows of unchanged documents stay in the base
+    return search.loads(delta, WEIGHTS, base=base, base_tag="v1")
+
+
+@pytest.mark.parametrize("change", ["edit", "add and remove", "add first"])
+def test_a_delta_read_over_its_base_equals_a_fresh_build(change, monkeypatch):
+    monkeypatch.setattr(postings, "OVERLAY_SHARE", 0)
+    docs = [*BASE, *(_doc(f"tool-{i}", f"Tool number {i} for files.") for i in range(8))]
+    old = search.build_index(docs, WEIGHTS)
+    if change == "edit":
+        docs[3] = _doc("pdf", "Merge PDF files, split pages and crawl links.", "qpdf.", 1)
+    elif change == "add and remove":
+        del docs[1]
+        docs.insert(0, _doc("site-audit", "Audit a web site for broken links.", "Crawl it."))
+    else:
+        docs.insert(0, _doc("audit", "Audit a web site for broken links.", "Crawl it."))
+    index = _delta_round_trip(old, docs)
+    _assert_same(index, search.build_index(docs, WEIGHTS))
+    # And it updates again like any index.
+    docs.append(_doc("slack", "Post messages to Slack channels.", "Use the web API."))
+    _assert_same(search_index.update_index(index, docs), search.build_index(docs, WEIGHTS))
+
+
+def test_an_update_too_large_for_a_delta_is_merged_as_it_is_written(monkeypatch):
+    monkeypatch.setattr(postings, "CHUNK_ROWS", 5)  # many runs, each a few terms
+    docs = [*BASE, *(_doc(f"tool-{i}", f"Tool number {i} for files.") for i in range(8))]
+    base = search.dumps(search.build_index(docs, WEIGHTS))
+    old = search.loads(base, WEIGHTS)
+    docs[3] = _doc("pdf", "Merge PDF files, split pages and crawl links.", "qpdf.", 1)
+    del docs[6]
+    docs.append(_doc("slack", "Post messages to Slack channels.", "Use the web API."))
+    updated = search_index.update_index(old, docs, merge=False)
+    assert isinstance(updated.store.rows, postings.Overlay) and codec.needs_merge(updated)
+    runs: list[int] = []
+    data = b"".join(codec.dump_chunks(updated, done=lambda: runs.append(1)))
+    assert len(runs) > 3
+    _assert_same(search.loads(data, WEIGHTS), search.build_index(docs, WEIGHTS))
+    # Reading never merges: a delta, however large, is read over its base in place.
+    delta = b"".join(codec.dump_chunks(updated, base_tag="v1"))
+    reread = search.loads(delta, WEIGHTS, base=base, base_tag="v1")
+    assert isinstance(reread.store.rows, postings.Overlay)
+    _assert_same(reread, search.build_index(docs, WEIGHTS))
+
+
+def test_a_delta_is_refused_without_its_base_or_over_another(monkeypatch):
+    monkeypatch.setattr(postings, "OVERLAY_SHARE", 0)
+    docs = list(BASE)
+    base = search.dumps(search.build_index(docs, WEIGHTS))
+    docs[0] = _doc("firecrawl", "Crawl a website to markdown.", "Each page saved.", 1)
+    delta = b"".join(
+        codec.dump_chunks(
+            search_index.update_index(search.loads(base, WEIGHTS), docs), base_tag="v1"
+        )
+    )
+    with pytest.raises(ValueError):
+        search.loads(delta, WEIGHTS)
+    with pytest.raises(ValueError):
+        search.loads(delta, WEIGHTS, base=base, base_tag="v2")
+    with pytest.raises(ValueError):  # a delta is no base
+        search.loads(delta, WEIGHTS, base=delta, base_tag="v1")
+    with pytest.raises(ValueError):  # only an updated index has a delta
+        codec.dump_chunks(search.build_index(docs, WEIGHTS), base_tag="v1")
 
 
 def test_weights_are_bm25f_over_the_fields():
@@ -148,8 +240,8 @@ def test_weights_are_bm25f_over_the_fields():
         )
         assert index.postings["merg"].weight(d) == pytest.approx(tilde * (k1 + 1) / (k1 + tilde))
     # Held by both, but only "a" states it in a short field: "b"'s body mention counts 0.35.
-    assert index.idf["merg"] == search_index.idf(2, 1 + WEIGHTS.body_df)
-    assert index.plain_idf["merg"] == search_index.idf(2, 2)
+    assert index.idf["merg"] == schema.idf(2, 1 + WEIGHTS.body_df)
+    assert index.plain_idf["merg"] == schema.idf(2, 2)
     assert list(index.postings["merg"].strong) == [True, False]
 
 
@@ -174,5 +266,5 @@ def test_byte_form_refuses_other_bytes_and_other_build_weights():
 
 
 def test_idf_is_smoothed_by_the_background_corpus():
-    assert search_index.idf(0, 0) == math.log(1 + (search_index.BACKGROUND + 0.5) / 0.5)
-    assert search_index.idf(10, 1) > search_index.idf(10, 5)
+    assert schema.idf(0, 0) == math.log(1 + (schema.BACKGROUND + 0.5) / 0.5)
+    assert schema.idf(10, 1) > schema.idf(10, 5)

@@ -42,7 +42,7 @@ def test_rows_hold_each_fields_count_sorted_by_term_then_document():
     assert rows.doc[lo:hi].tolist() == [0, 2]
     assert rows.span(len(ids) + 5) == (0, 0)
     terms = sorted(ids, key=ids.__getitem__)
-    assert postings.doc_counts(rows, 0, 1, terms) == Counter({"merg": 2, "pdf": 3})
+    assert rows.doc_counts(0, 1, terms) == Counter({"merg": 2, "pdf": 3})
 
 
 def test_patch_equals_rows_built_for_the_new_documents():

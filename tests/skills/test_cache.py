@@ -259,3 +259,49 @@ def test_cache_file_is_private_to_the_user(project, project_skills):
     write_skill(project_skills, "a")
     Registry().view(project)
     assert stat.S_IMODE(cache.cache_path(project_skills).stat().st_mode) == 0o600
+
+
+def test_an_edit_is_saved_to_a_delta_and_read_back_without_parsing(
+    project, project_skills, monkeypatch
+):
+    for i in range(16):
+        write_skill(project_skills, f"s{i:02d}", description=f"Skill number {i}")
+    Registry().view(project)
+    path = cache.cache_path(project_skills)
+    before = path.stat()
+    write_skill(project_skills, "s03", description="Edited skill")
+    Registry().view(project)
+    # The file is not rewritten for one edit: its record goes to the delta beside it.
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert json.loads(cache.delta_path(project_skills).read_text("utf-8"))["keys"] == ["s03"]
+    with monkeypatch.context() as m:
+        _never_parse(m)
+        v = Registry().view(project)
+        assert v.by_key["s03"].description == "Edited skill"
+        assert v.by_key["s04"].description == "Skill number 4"
+    # Past an eighth of the records, the file is written whole and the delta dropped.
+    for i in (5, 6):
+        write_skill(project_skills, f"s{i:02d}", description=f"Edited {i}")
+    Registry().view(project)
+    assert path.stat().st_ino != before.st_ino
+    assert not cache.delta_path(project_skills).exists()
+    _never_parse(monkeypatch)
+    assert Registry().view(project).by_key["s06"].description == "Edited 6"
+
+
+def test_a_delta_of_a_replaced_cache_file_is_ignored(project, project_skills):
+    for i in range(16):
+        write_skill(project_skills, f"s{i:02d}", description=f"Skill number {i}")
+    Registry().view(project)
+    write_skill(project_skills, "s03", description="Edited skill")
+    Registry().view(project)
+    delta = cache.delta_path(project_skills).read_bytes()
+    write_skill(project_skills, "s03", description="Edited again")
+    shutil.rmtree(project_skills / "s09")
+    for i in range(16, 20):
+        write_skill(project_skills, f"s{i:02d}", description=f"Skill number {i}")
+    Registry().view(project)  # enough changes: the file is written whole
+    cache.delta_path(project_skills).write_bytes(delta)  # a delta of the old file
+    assert Registry().view(project).by_key["s03"].description == "Edited again"
+    assert "s03" in cache.load(project_skills) and not cache.load(project_skills).delta_keys

@@ -53,3 +53,13 @@ def test_without_a_key_every_skill_is_reported(project, project_skills):
     write_skill(project_skills, "a")
     write_skill(project_skills, "b")
     assert [r.key for r in doctor(cwd=project)] == ["a", "b"]
+
+
+def test_a_skill_off_by_its_namespace_names_the_namespace_command(project):
+    from tests.helpers.hosts import claude_plugin
+
+    claude_plugin(project, name="review")
+    api.disable("review:*", cwd=project)
+    [reason] = _one("review:conventional-commits", project).reasons
+    assert "disabled by its namespace review:*" in reason
+    assert "(run `lemon skill enable 'review:*'`)" in reason

@@ -130,3 +130,22 @@ def test_lemon_fields_under_metadata_lemon_are_read(project, project_skills):
     )
     m = lemon_skills.get("k", cwd=project).manifest
     assert (m.tags, m.keywords) == (("ops",), ("kubectl",))
+
+
+def test_a_directory_is_searched_for_skills_the_way_discovery_finds_them(tmp_path):
+    from lemon_skills.skills.lint import skill_files
+
+    repo = tmp_path / "repo"
+    found = [
+        write_skill(repo / "app" / ".lemon" / "skill", "project-one"),
+        write_skill(repo / "app" / ".agents" / "skills", "harness-one"),
+        write_skill(repo / "plugins" / "deploy" / "skills", "nested-one"),
+    ]
+    write_skill(repo / ".git" / "hooks", "in-git")
+    write_skill(repo / "app" / ".venv" / "pkg", "in-venv")
+    write_skill(repo / "app" / ".lemon" / "skill", ".staging-project-one")
+    write_skill(repo / "app" / ".lemon" / "backups", "old-copy")
+    write_skill(found[0], "inside-a-skill")
+    (repo / "plugins" / "loop").symlink_to(repo)
+    files = skill_files([repo])
+    assert sorted(files) == sorted(d / "SKILL.md" for d in found)

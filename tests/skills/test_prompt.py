@@ -188,3 +188,115 @@ def test_matches_left_out_for_budget_are_named_not_denied(project, project_skill
     assert "None was matched" not in out.text
     assert "left out for budget" in out.text and "zz-kubernetes-debugging" in out.text
     assert any(d.startswith(f"{len(out.omitted)} skills left out") for d in out.diagnostics)
+
+
+def test_skills_missing_a_binary_are_listed_without_any_path_lookup(
+    project, project_skills, monkeypatch
+):
+    import shutil
+
+    seed(project_skills)
+    write_skill(
+        project_skills, "tf", description="Plan terraform changes", extra="requires:\n  bins: [tf]"
+    )
+
+    def no_lookup(name, *args, **kwargs):
+        raise AssertionError(f"a render looked up {name} on PATH")
+
+    monkeypatch.setattr(shutil, "which", no_lookup)
+    out = lemon_skills.render_prompt("zzz", cwd=project)
+    assert "tf" in out.listed  # not ready yet is still offered; readiness is read on use
+
+
+def test_a_second_render_checks_no_skill_again(project, project_skills, monkeypatch):
+    from lemon_skills.skills import api
+
+    seed(project_skills)
+    other = "win32" if __import__("sys").platform != "win32" else "linux"
+    write_skill(project_skills, "win", description="Elsewhere", extra=f"platforms: [{other}]")
+    write_skill(
+        project_skills, "needs", description="Needs a skill", extra="requires:\n  skills: [gone]"
+    )
+    first = lemon_skills.render_prompt("zzz", cwd=project)
+    calls = []
+    for name in ("evaluate", "offerable"):
+        real = getattr(api, name)
+        monkeypatch.setattr(
+            api, name, lambda *a, _real=real, **k: calls.append(a) or _real(*a, **k)
+        )
+    second = lemon_skills.render_prompt("zzz", cwd=project)
+    assert calls == []
+    assert second == first and {"win", "needs"}.isdisjoint(second.listed)
+
+
+def test_the_kept_catalogue_follows_lock_verdicts_and_configured_servers(project, project_skills):
+    import json
+
+    from lemon_skills import settings
+
+    seed(project_skills)
+    write_skill(
+        project_skills, "gh", description="GitHub issues", extra="requires:\n  mcp_servers: [gh]"
+    )
+    settings.configure(mcp_server_names=lambda cwd: [])
+    try:
+        assert "gh" not in lemon_skills.render_prompt("zzz", cwd=project).listed
+        settings.configure(mcp_server_names=lambda cwd: ["gh"])
+        assert "gh" in lemon_skills.render_prompt("zzz", cwd=project).listed
+    finally:
+        settings.configure(mcp_server_names=None)
+    lock = project / ".lemon" / "skills.lock.json"
+    lock.write_text(
+        json.dumps({"version": 1, "skills": {"react": {"audit": {"verdict": "block"}}}}), "utf-8"
+    )
+    assert "react" not in lemon_skills.render_prompt("zzz", cwd=project).listed
+
+
+def _entries(n):
+    from lemon_skills.skills.model import Entry
+
+    return [
+        Entry(
+            key=f"s{i:05d}",
+            name=f"s{i:05d}",
+            description="A skill described at some length for the catalogue. " * 3,
+            source="project" if i % 3 else "global",
+            path=f"/skills/s{i:05d}",
+        )
+        for i in range(n)
+    ]
+
+
+def test_a_render_over_a_kept_catalogue_reads_only_the_skills_it_shows(monkeypatch):
+    from lemon_skills.skills import prompt
+
+    entries = _entries(5_000)
+    catalogue = prompt.Catalogue.of(entries)
+    expected = render([], entries, budget=4_000, near=["s04999"])
+    escaped = []
+    real = prompt.escape
+    monkeypatch.setattr(prompt, "escape", lambda t: escaped.append(t) or real(t))
+    out = render([], catalogue, budget=4_000, near=["s04999"])
+    assert out == expected and out.listed[0] == "s04999"
+    assert len(out.listed) + len(out.omitted) == 5_000
+    # What the ~470 skills it shows or names need (the first few lines twice), not 5,000.
+    assert len(out.listed) < 500 and len(escaped) < 1.2 * len(out.listed)
+
+
+def test_a_kept_catalogue_renders_as_the_list_it_was_built_from():
+    import random
+
+    from lemon_skills.skills import prompt
+
+    rng = random.Random(7)
+    entries = _entries(400)
+    for trial in range(60):
+        relevant = rng.sample(entries, rng.choice([0, 1, 3]))
+        near = [e.key for e in rng.sample(entries, rng.choice([0, 5, 20]))]
+        budget = rng.choice([300, 2_000, 9_000, 120_000])
+        shuffled = rng.sample(entries, len(entries))
+        kept = prompt.Catalogue.of(shuffled).without(["s00010"])
+        listed = [e for e in shuffled if e.key != "s00010"]
+        assert render(relevant, kept, budget=budget, near=near) == render(
+            relevant, listed, budget=budget, near=near
+        ), trial

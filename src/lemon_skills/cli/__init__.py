@@ -1,7 +1,7 @@
 """The ``lemon`` command line: one error boundary, lazily imported command groups.
 
-Command groups live one per module (``cli/skills.py``, ``cli/mcp.py``...) and are imported only
-when invoked, so ``lemon skill find`` never pays for the MCP SDK's import time.
+Command groups live one per module or package (``cli/skill/``, ``cli/mcp/``...) and are
+imported only when invoked, so ``lemon skill find`` never pays for the MCP SDK's import time.
 """
 
 from __future__ import annotations

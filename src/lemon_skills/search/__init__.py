@@ -37,22 +37,15 @@ its things becomes a ``Document`` and which fields weigh what. The whole API::
   ``stratified_folds``, ``objective``.
 
 Scores are in units of the rarest possible term, so ``Weights.min_score`` means the same for 5
-documents as for 10,000. See ``index`` for the BM25F fields and ``scoring`` for the signals.
+documents as for 10,000. See ``schema`` for the fields, ``index`` for BM25F and ``scoring``
+for the signals.
 """
 
 from __future__ import annotations
 
-from lemon_skills.search.index import (
-    Document,
-    Index,
-    Weights,
-    build_index,
-    dump_analysed,
-    dumps,
-    load_analysed,
-    loads,
-    update_index,
-)
+from lemon_skills.search.analysis import dump_analysed, load_analysed
+from lemon_skills.search.codec import dumps, loads
+from lemon_skills.search.index import Index, build_index, update_index
 from lemon_skills.search.metrics import (
     Case,
     CrossValidation,
@@ -61,6 +54,7 @@ from lemon_skills.search.metrics import (
     evaluate,
     load_cases,
 )
+from lemon_skills.search.schema import Document, Weights
 from lemon_skills.search.scoring import Match, clears_bar, explain, rank
 
 __all__ = [

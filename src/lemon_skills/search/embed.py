@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
-import importlib.metadata
 import math
 import os
 import sqlite3
@@ -56,9 +55,11 @@ class Encoder:
             if not name.startswith("embeddings."):
                 self.w[name + ".T"] = self.np.ascontiguousarray(self.w.pop(name).T)
         self.tok: Any = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        from importlib.metadata import version as installed  # not at import: costly
+
         # Vectors are cached under this: a new model (other weights) never reads old vectors,
         # while an upgrade of lemon-skills alone keeps them.
-        version = importlib.metadata.version(MODEL_PACKAGE)
+        version = installed(MODEL_PACKAGE)
         size = (model_dir / "model.safetensors").stat().st_size
         self.identity = f"{MODEL_PACKAGE}:{version}:{size}:{MAX_TOKENS}"
         # The shipped tokenizer pads every text to a fixed length; batches pad themselves.

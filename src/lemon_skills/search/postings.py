@@ -4,20 +4,27 @@ Rows are sorted by term id, then document number, so one term's documents are on
 found by two binary searches. A row holds raw counts only: the BM25F weight of a term in a
 document also depends on the corpus's mean field lengths, which change with every edit, so
 weights are computed from the counts when a query first needs a term (``weigh``). That keeps
-an edit to the rows of the documents that changed: ``patch`` drops, renumbers and inserts
-rows with array operations, never touching the others one by one.
+an edit to the rows of the documents that changed: an ``Overlay`` reads the rows of the index
+it was made from through a document renumbering, plus the rows of the changed documents, so an
+edit neither copies nor reads the others; ``patch`` merges them into plain rows when the
+overlay grows.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+#: An overlay is made plain when its rows pass this share of its base's (1/8).
+OVERLAY_SHARE = 8
+#: Base rows merged at a time when an overlay is written out in ``chunks``.
+CHUNK_ROWS = 1 << 18
 
 Ints = npt.NDArray[np.int32]
 Counts = npt.NDArray[np.unsignedinteger[Any]]
@@ -51,6 +58,175 @@ class Rows:
     def take(self, mask: npt.NDArray[np.bool_]) -> Rows:
         """The rows where ``mask`` is true."""
         return Rows(self.term[mask], self.doc[mask], self.tf[mask])
+
+    def of_term(self, tid: int) -> tuple[Ints, Counts]:
+        """The documents (ascending) holding term ``tid`` and their counts per field."""
+        lo, hi = self.span(tid)
+        return self.doc[lo:hi], self.tf[lo:hi]
+
+    def held_terms(self) -> Ints:
+        """The ids of the terms some document holds, ascending."""
+        return np.unique(self.term)
+
+    def doc_counts(self, doc: int, column: int, terms: Sequence[str]) -> Counter[str]:
+        """One document's counts in one field."""
+        mask = self.doc == doc
+        tf = self.tf[mask, column]
+        held = tf > 0
+        found = [terms[t] for t in self.term[mask][held].tolist()]
+        return Counter(dict(zip(found, tf[held].tolist(), strict=True)))
+
+    def plain(self) -> Rows:
+        """These rows (already plain)."""
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class Overlay:
+    """The rows of an edited index, read through those of the index it was made from:
+    ``base``'s rows with each document renumbered by ``renumber`` (-1: dropped), plus
+    ``added`` (the rows of the documents not taken from ``base``, in the new numbering).
+    Kept documents keep their order, so a term's base rows stay in document order."""
+
+    base: Rows
+    renumber: Ints
+    added: Rows
+
+    def of_term(self, tid: int) -> tuple[Ints, Counts]:
+        """The documents (ascending) holding term ``tid`` and their counts per field."""
+        docs, tf = self.base.of_term(tid)
+        docs = self.renumber[docs]
+        keep = docs >= 0
+        if not keep.all():
+            docs, tf = docs[keep], tf[keep]
+        lo, hi = self.added.span(tid)
+        if hi > lo:
+            dtype = np.promote_types(tf.dtype, self.added.tf.dtype)
+            docs = np.concatenate([docs, self.added.doc[lo:hi]])
+            tf = np.concatenate([tf.astype(dtype, copy=False), self.added.tf[lo:hi]])
+        if hi > lo:
+            order = np.argsort(docs, kind="stable")
+            docs, tf = docs[order], tf[order]
+        return docs, tf
+
+    def held_terms(self) -> Ints:
+        """The ids of the terms some document holds, ascending."""
+        kept = self.base.term[self.renumber[self.base.doc] >= 0]
+        return np.union1d(np.unique(kept), self.added.held_terms())
+
+    def doc_counts(self, doc: int, column: int, terms: Sequence[str]) -> Counter[str]:
+        """One document's counts in one field."""
+        if doc in set(self.added.doc.tolist()):
+            return self.added.doc_counts(doc, column, terms)
+        base_doc = int(np.flatnonzero(self.renumber == doc)[0])
+        return self.base.doc_counts(base_doc, column, terms)
+
+    def plain(self) -> Rows:
+        """The same rows as plain rows (every row copied once)."""
+        return patch(self.base, self.renumber, self.added)
+
+    def weight(self) -> int:
+        """How far this overlay is from its base: rows added plus documents dropped, in rows
+        (a dropped document counted at the mean rows per document)."""
+        dropped = int(np.count_nonzero(self.renumber < 0))
+        per_doc = len(self.base) // max(len(self.renumber), 1)
+        return len(self.added) + dropped * per_doc
+
+    @property
+    def heavy(self) -> bool:
+        """Whether the changes have passed 1/``OVERLAY_SHARE`` of the base's rows: every
+        lookup pays for an overlay, a merge costs one pass."""
+        return self.weight() * OVERLAY_SHARE > len(self.base)
+
+    def merge(self, done: Callable[[], None] | None = None) -> Merge:
+        """How these rows merge into plain ones, worked out a run of terms at a time
+        (``done`` is called after each run, to release the base's pages)."""
+        return Merge(self, done)
+
+
+AnyRows = Rows | Overlay
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """A run of whole terms: base rows ``lo:hi`` less ``drops`` (positions in the run), with
+    added rows ``a_lo:a_hi`` inserted before the kept rows at ``at``."""
+
+    lo: int
+    hi: int
+    a_lo: int
+    a_hi: int
+    drops: npt.NDArray[np.intp]
+    at: npt.NDArray[np.intp]
+
+
+class Merge:
+    """An overlay's rows as plain rows, one column at a time and a run of terms (about
+    ``CHUNK_ROWS`` base rows) at a time: writing them out never holds them all."""
+
+    def __init__(self, over: Overlay, done: Callable[[], None] | None = None) -> None:
+        self._over = over
+        self._done = done
+        self._runs: list[_Run] = []
+        self.dtype = np.promote_types(over.base.tf.dtype, over.added.tf.dtype)
+        base, added = over.base, over.added
+        lo = a_lo = 0
+        size = 0
+        while lo < len(base) or a_lo < len(added):
+            hi = min(len(base), lo + CHUNK_ROWS)
+            if hi < len(base):  # end on a term boundary
+                hi = int(np.searchsorted(base.term, base.term[hi - 1], side="right"))
+                a_hi = int(np.searchsorted(added.term, base.term[hi - 1], side="right"))
+            else:
+                a_hi = len(added)
+            doc = over.renumber[base.doc[lo:hi]]
+            keep = doc >= 0
+            kept = (base.term[lo:hi][keep].astype(np.int64) << 32) | doc[keep]
+            extra = Rows(added.term[a_lo:a_hi], added.doc[a_lo:a_hi], added.tf[a_lo:a_hi])
+            at = np.searchsorted(kept, _key(extra))
+            self._runs.append(_Run(lo, hi, a_lo, a_hi, np.flatnonzero(~keep), at))
+            size += len(kept) + len(at)
+            self._release()
+            lo, a_lo = hi, a_hi
+        #: How many rows the merged rows hold.
+        self.size = size
+
+    def _release(self) -> None:
+        if self._done is not None:
+            self._done()
+
+    def column(self, name: str) -> Iterator[npt.NDArray[Any]]:
+        """The merged ``term``, ``doc`` or ``tf`` column, a run at a time."""
+        base, added = self._over.base, self._over.added
+        for run in self._runs:
+            mine = getattr(base, name)[run.lo : run.hi]
+            if name == "doc":
+                mine = self._over.renumber[mine]
+            if len(run.drops):
+                mine = np.delete(mine, run.drops, axis=0)
+            theirs = getattr(added, name)[run.a_lo : run.a_hi]
+            if name == "tf":
+                mine, theirs = mine.astype(self.dtype, copy=False), theirs.astype(self.dtype)
+            yield np.insert(mine, run.at, theirs, axis=0) if len(theirs) else mine
+            self._release()
+
+
+def overlay(rows: AnyRows, renumber: Ints, added: Rows, *, merge: bool = True) -> AnyRows:
+    """``rows`` with each document ``d`` renumbered to ``renumber[d]`` (-1: dropped) and
+    ``added`` (sorted, in the new numbering) merged in: an ``Overlay`` that copies nothing
+    of ``rows``, or plain rows when documents change places or, with ``merge``, once the
+    overlay is ``heavy`` (without, the caller merges it, e.g. ``chunks`` into a file)."""
+    if isinstance(rows, Overlay):
+        old = rows.renumber
+        base, added = rows.base, patch(rows.added, renumber, added)
+        renumber = np.where(old >= 0, renumber[np.maximum(old, 0)], -1).astype(np.int32)
+    else:
+        base = rows
+    kept = renumber[renumber >= 0]
+    if not np.all(kept[1:] > kept[:-1]):
+        return patch(base, renumber, added)
+    over = Overlay(base, renumber, added)
+    return over.plain() if merge and over.heavy else over
 
 
 def _counts_dtype(peak: int) -> type[np.uint16] | type[np.uint32]:
@@ -190,18 +366,6 @@ def _key(rows: Rows) -> npt.NDArray[np.int64]:
 def _sort(rows: Rows) -> Rows:
     order = np.argsort(_key(rows), kind="stable")
     return Rows(rows.term[order], rows.doc[order], rows.tf[order])
-
-
-def doc_counts(rows: Rows, doc: int, column: int, terms: Sequence[str]) -> Counter[str]:
-    """One document's counts in one field, read back from the rows."""
-    mask = rows.doc == doc
-    tf = rows.tf[mask, column]
-    held = tf > 0
-    return Counter(
-        dict(
-            zip([terms[t] for t in rows.term[mask][held].tolist()], tf[held].tolist(), strict=True)
-        )
-    )
 
 
 def norms(

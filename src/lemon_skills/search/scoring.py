@@ -32,7 +32,10 @@ import numpy as np
 import numpy.typing as npt
 
 from lemon_skills.search import tokens as text
-from lemon_skills.search.index import Index, Weights, bigrams, decompound
+from lemon_skills.search.analysis import bigrams
+from lemon_skills.search.compounds import decompound
+from lemon_skills.search.index import Index
+from lemon_skills.search.schema import Weights
 
 
 @dataclass(frozen=True, slots=True)

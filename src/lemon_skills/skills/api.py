@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import PathArg, Scope, explicit_scope, resolve_cwd
@@ -23,9 +24,8 @@ from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import semantic as semantic_mod
 from lemon_skills.skills.ranking import snapshot as index_cache
 from lemon_skills.skills.ranking import tuning
-from lemon_skills.skills.readiness import SkillStatus, evaluate, not_found
+from lemon_skills.skills.readiness import SkillStatus, evaluate, not_found, offerable
 from lemon_skills.skills.registry import View, default_registry, require, view
-from lemon_skills.skills.remote import store as remote_store
 from lemon_skills.skills.selection import activation, profiles
 from lemon_skills.skills.selection.profiles import Profile
 from lemon_skills.skills.usage import observe
@@ -91,50 +91,108 @@ def _blocked_keys(scope: Scope, cwd: Path | None) -> frozenset[str]:
     )
 
 
-def set_enabled(
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Toggled:
+    """What enabling or disabling a key changed in one scope's skills.json."""
+
+    key: str
+    enabled: bool
+    scope: Scope
+    #: The key (or namespace) entered or left the scope's disabled list.
+    listed: bool
+    #: For a namespace ``<prefix>:*``: the skills switch of the MCP server ``<prefix>`` changed.
+    #: A plugin and a server of one name share the namespace, so it is switched either way.
+    switch: bool = False
+    #: For a namespace: whether an MCP server of that name is configured (None: not known,
+    #: no ``mcp_server_names`` provider is configured).
+    server_configured: bool | None = None
+
+    @property
+    def changed(self) -> bool:
+        """True when the file changed."""
+        return self.listed or self.switch
+
+    @property
+    def server(self) -> str | None:
+        """The MCP server whose skills switch a namespace key also sets."""
+        return self.key[:-2] if enablement.is_namespace(self.key) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form; ``server_switch`` is None for a single skill."""
+        switch = None
+        if self.server is not None:
+            switch = {
+                "server": self.server,
+                "on": self.enabled,
+                "changed": self.switch,
+                "configured": self.server_configured,
+            }
+        return {
+            "key": self.key,
+            "enabled": self.enabled,
+            "scope": self.scope,
+            "changed": self.changed,
+            "disabled_list_changed": self.listed,
+            "server_switch": switch,
+        }
+
+
+def toggle(
     key: str,
     enabled: bool,
     *,
     cwd: PathArg = None,
     global_: bool | None = None,
     scope: Scope | None = None,
-) -> bool:
-    """Enable or disable ``key`` in one scope's skills.json; return True if the file changed.
+) -> Toggled:
+    """Enable or disable ``key`` in one scope's skills.json (default global); say what changed.
 
     Raises:
         SkillNotFound: no visible skill has that key.
         ConfigError: the scope's skills.json is corrupt (it is left untouched).
     """
     where = resolve_cwd(cwd)
-    path = enablement.skills_json_path(explicit_scope(global_, scope) or "global", where)
+    sc = explicit_scope(global_, scope) or "global"
+    path = enablement.skills_json_path(sc, where)
     if enablement.is_namespace(key):
         # Every skill of the namespace, those that appear later included; an MCP server's
         # skills are also switched, as its listing is not read until they are on.
-        changed = enablement.set_disabled(path, key, not enabled)
-        changed = enablement.set_switch(path, key, enabled) or changed
+        listed = enablement.set_disabled(path, key, not enabled)
+        switch = enablement.set_switch(path, key, enabled)
         default_registry().invalidate()
-        return changed
+        names = mcp_server_names(where)
+        known = None if names is None else key[:-2] in names
+        return Toggled(
+            key=key,
+            enabled=enabled,
+            scope=sc,
+            listed=listed,
+            switch=switch,
+            server_configured=known,
+        )
     entry = require(key, cwd=where)
     if entry.source == "mcp" and enabled:
+        from lemon_skills.skills.remote import store as remote_store
+
         # Enabling an MCP skill by name approves the version it serves now.
         remote_store.pin(key, None, review=True)
-    changed = enablement.set_disabled(path, key, not enabled)
+    listed = enablement.set_disabled(path, key, not enabled)
     default_registry().invalidate()
-    return changed
+    return Toggled(key=key, enabled=enabled, scope=sc, listed=listed)
 
 
 def enable(
     key: str, *, cwd: PathArg = None, global_: bool | None = None, scope: Scope | None = None
 ) -> bool:
     """Remove ``key`` from the disabled list of a scope (default global)."""
-    return set_enabled(key, True, cwd=cwd, global_=global_, scope=scope)
+    return toggle(key, True, cwd=cwd, global_=global_, scope=scope).changed
 
 
 def disable(
     key: str, *, cwd: PathArg = None, global_: bool | None = None, scope: Scope | None = None
 ) -> bool:
     """Add ``key`` to the disabled list of a scope (default global)."""
-    return set_enabled(key, False, cwd=cwd, global_=global_, scope=scope)
+    return toggle(key, False, cwd=cwd, global_=global_, scope=scope).changed
 
 
 def refresh(*, cwd: PathArg = None) -> None:
@@ -338,30 +396,119 @@ def prompt_catalogue(
     """Skills the catalogue may show: enabled, model-invocable, active or merely not ready,
     inside ``profile``, with their required skills and MCP servers present, and, when
     ``play`` is given, a file in play for each path-scoped skill."""
-    blocked = {
-        scope: _blocked_keys(scope, v.cwd) if scope == "global" or v.cwd else frozenset()
-        for scope in ("global", "project")
-    }
+    return list(_catalogue(v, profile, play))
+
+
+def _catalogue(
+    v: View, profile: Profile | None, play: activation.InPlay | None
+) -> tuple[Entry, ...]:
+    """``prompt_catalogue``, kept on the view for as long as what it depends on is unchanged
+    (the lock files, the configured MCP servers, the profile): a render then costs what it
+    emits, not a check of every skill."""
+    offered, _ = _offerable(v)
+    excluded = _blocked(v) | _unmet(v)
+    memo = v.memo.setdefault("prompt_catalogue", {})
+    cached = memo.get(profile)
+    if cached is not None and cached[0] == excluded:
+        out: tuple[Entry, ...] = cached[1]
+    else:
+        out = offered
+        if excluded or profile is not None:
+            out = tuple(
+                e
+                for e in offered
+                if e.key not in excluded and (profile is None or profile.admits(e.key))
+            )
+        memo[profile] = (excluded, out)
+    if play is not None and _path_scoped(v):
+        out = tuple(e for e in out if play.admits(e))
+    return out
+
+
+def _listing(v: View, profile: Profile | None, play: activation.InPlay) -> prompt_mod.Catalogue:
+    """``_catalogue`` ready to render, sorted and measured once per view and profile; the
+    path-scoped skills no file in play matches are hidden per call."""
+    base = _catalogue(v, profile, None)
+    memo = v.memo.setdefault("prompt_listing", {})
+    cached = memo.get(profile)
+    if cached is not None and cached[0] is base:
+        cat: prompt_mod.Catalogue = cached[1]
+    else:
+        cat = prompt_mod.Catalogue.of(base)
+        memo[profile] = (base, cat)
+    if _path_scoped(v):
+        scoped = v.memo.get("prompt_scoped")
+        if scoped is None:
+            scoped = v.memo["prompt_scoped"] = tuple(e for e in v.enabled() if e.paths)
+        cat = cat.without(e.key for e in scoped if not play.admits(e))
+    return cat
+
+
+def _offerable(v: View) -> tuple[tuple[Entry, ...], tuple[Entry, ...]]:
+    """The enabled, model-invocable skills, and those of them whose readiness depends on the
+    machine (requirements or platforms); the rest are offered unless the audit blocks them."""
+    memo = v.memo.get("prompt_offerable")
+    if memo is None:
+        offered = tuple(e for e in v.enabled() if not e.flag("disable_model_invocation"))
+        memo = (offered, tuple(e for e in offered if e.has_requirements))
+        v.memo["prompt_offerable"] = memo
+    assert isinstance(memo, tuple)
+    return memo
+
+
+def _blocked(v: View) -> frozenset[str]:
+    """Keys of ``v`` whose own scope's lock record carries a ``block`` verdict; re-read only
+    when a lock file changed."""
+    scopes: tuple[Scope, ...] = ("global", "project") if v.cwd else ("global",)
+    sigs = tuple(discovery.file_sig(lockfile.lock_path(s, v.cwd)) for s in scopes)
+    memo = v.memo.get("prompt_blocked")
+    if memo is not None and memo[0] == sigs:
+        return frozenset(memo[1])
+    keys = frozenset(
+        k
+        for scope in scopes
+        for k in _blocked_keys(scope, v.cwd)
+        if (e := v.by_key.get(k)) is not None and e.source == scope
+    )
+    v.memo["prompt_blocked"] = (sigs, keys)
+    return keys
+
+
+def _unmet(v: View) -> frozenset[str]:
+    """Keys of offerable skills on another platform or missing a required skill or MCP server."""
+    _, conditional = _offerable(v)
+    if not conditional:
+        return frozenset()
+    wants_servers = any(e.requirement("mcp") for e in conditional)
+    servers = _server_names(v) if wants_servers else None
+    memo = v.memo.get("prompt_unmet")
+    if memo is not None and memo[0] == servers:
+        return frozenset(memo[1])
     available = frozenset(e.key for e in v.enabled())
-    servers = _server_names(v)
-    out = []
-    for e in v.enabled():
-        if e.flag("disable_model_invocation"):
-            continue
-        if (profile is not None and not profile.admits(e.key)) or (
-            play is not None and not play.admits(e)
-        ):
-            continue
-        st = evaluate(
-            e,
-            enabled_state=v.enablement,
-            env=os.environ,
-            blocked=e.key in blocked.get(e.source, frozenset()),
-            available=available,
-            mcp_servers=servers,
+    keys = frozenset(
+        e.key for e in conditional if not offerable(e, available=available, mcp_servers=servers)
+    )
+    v.memo["prompt_unmet"] = (servers, keys)
+    return keys
+
+
+def _standing(
+    v: View, profile: Profile | None
+) -> tuple[tuple[Entry, ...], tuple[Entry, ...], tuple[Entry, ...]]:
+    """The offerable skills ``profile`` preloads, the rules that always apply and the rules
+    attached to files, each in catalogue order."""
+    memo = v.memo.setdefault("prompt_standing", {})
+    out = memo.get(profile)
+    if out is None:
+        offered, _ = _offerable(v)
+        preload = () if profile is None or not profile.preload else offered
+        out = (
+            tuple(e for e in preload if profile is not None and profile.preloads(e.key)),
+            tuple(e for e in offered if e.flag("always_apply")),
+            tuple(e for e in offered if e.flag("attach")),
         )
-        if st.activation_state in ("active", "not_ready") and not st.missing_dependencies:
-            out.append(e)
+        memo[profile] = out
+    assert isinstance(out, tuple)
     return out
 
 
@@ -400,8 +547,8 @@ def render_prompt(
     """
     v = view(cwd)
     profile, play = selection(v, files=files, agent=agent)
-    catalogue = prompt_catalogue(v, profile, play)
-    allowed = {e.key for e in catalogue}
+    catalogue = _listing(v, profile, play)
+    excluded = _blocked(v) | _unmet(v)
     weights = ranking_index(v).weights
     use_semantic = semantic_mod.requested(None)
     # One ranking serves both: the first matches that clear the bar are injected, and every
@@ -411,16 +558,22 @@ def render_prompt(
         for m in _boost(
             _rank(v, request, max(max_results, NEAR), None, _keep(v, profile, play)), play
         )
-        if m.entry.key in allowed
+        # The ranking already applied the profile and the files in play.
+        if m.entry.key not in excluded and not m.entry.flag("disable_model_invocation")
     ]
     ranked = [
         m.entry
         for m in matches[:max_results]
         if ranking.clears_bar(m, weights, semantic=use_semantic)
     ]
-    preload = [e for e in catalogue if profile is not None and profile.preloads(e.key)]
-    always = [e for e in catalogue if e.flag("always_apply")]
-    attached = [e for e in catalogue if e.flag("attach") and play.matches(e)]
+    preloads, rules, attach = _standing(v, profile)
+
+    def listed(e: Entry) -> bool:
+        return e.key not in excluded and (profile is None or profile.admits(e.key))
+
+    preload = [e for e in preloads if listed(e) and play.admits(e)]
+    always = [e for e in rules if listed(e) and play.admits(e)]
+    attached = [e for e in attach if listed(e) and play.matches(e)]
     relevant = list({e.key: e for e in (*preload, *always, *attached, *ranked)}.values())
     if budget is None:
         budget = profile.budget if profile and profile.budget else prompt_mod.DEFAULT_BUDGET

@@ -5,6 +5,11 @@ are read lazily. Records are keyed by the file's (mtime_ns, size, inode) signatu
 invalidates its record. This is a cache, not state: a missing, stale, foreign or corrupt cache
 file is ignored and rewritten, and nothing is lost. ``LEMON_SKILLS_CACHE=0`` turns it off.
 
+An edit does not rewrite the file: the records of the skills read again since it was written
+go to a delta beside it (``<name>.delta.json``, tagged with the file's inode, mtime and size,
+so a delta of a replaced file is ignored), and the file is written whole again once the delta
+holds an eighth of its records. Saving after one edit then costs one record, not all of them.
+
 The file is JSON, not pickle or marshal: it is parsed at C speed, and a damaged or hand-edited
 file can only ever be rejected, never run code or crash the reader. Each record is validated
 before it is used, so a well-formed file of the wrong shape is just as harmless.
@@ -29,6 +34,8 @@ from lemon_skills.skills.model import Diagnostic, cached_entry
 #: Bump whenever parsing, normalisation or the record layout changes.
 PARSER_VERSION = 5
 FORMAT_VERSION = 6
+#: The file is written whole again once its delta holds this share of its records (1/8).
+DELTA_SHARE = 8
 
 
 def enabled(env: Mapping[str, str] | None = None) -> bool:
@@ -45,37 +52,88 @@ def cache_path(search_dir: Path) -> Path:
     return agent_dir() / "cache" / "skills" / f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.json"
 
 
-def load(search_dir: Path) -> Records:
-    """The records of ``search_dir``; empty when the file is missing or unusable."""
+def delta_path(search_dir: Path) -> Path:
+    """Where the records read again since the cache file was written live."""
+    return cache_path(search_dir).with_suffix(".delta.json")
+
+
+def _identity(st: os.stat_result) -> str:
+    """Which version of a file this is: replacing it (atomically, by rename) changes it."""
+    return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+
+
+def _read(path: Path, search_dir: Path) -> tuple[dict[str, Any], str] | None:
     try:
-        data = json.loads(cache_path(search_dir).read_bytes())
+        with path.open("rb") as fh:
+            identity = _identity(os.fstat(fh.fileno()))
+            data = json.loads(fh.read())
     except (OSError, ValueError):  # missing, unreadable, truncated or not JSON
-        return Records()
+        return None
     if (
         not isinstance(data, dict)
         or data.get("version") != FORMAT_VERSION
         or data.get("parser") != PARSER_VERSION
         or data.get("dir") != str(search_dir)
     ):
+        return None
+    return data, identity
+
+
+def load(search_dir: Path) -> Records:
+    """The records of ``search_dir``; empty when the file is missing or unusable."""
+    found = _read(cache_path(search_dir), search_dir)
+    if found is None:
         return Records()
-    return Records(data)
+    data, identity = found
+    delta = _read(delta_path(search_dir), search_dir)
+    if delta is not None and delta[0].get("base") == identity and _well_formed(delta[0]):
+        return Records(data, identity=identity, delta=delta[0])
+    return Records(data, identity=identity)
 
 
-def save(search_dir: Path, loaded: Iterable[tuple[Candidate, Loaded]]) -> None:
-    """Write the cache of one search dir; failures are logged and ignored."""
-    data: dict[str, Any] = {
-        "version": FORMAT_VERSION,
-        "parser": PARSER_VERSION,
-        "dir": str(search_dir),
-        **_columns(loaded),
-    }
+def save(
+    search_dir: Path,
+    loaded: Iterable[tuple[Candidate, Loaded]],
+    *,
+    over: Records | None = None,
+    changed: Iterable[str] = (),
+) -> None:
+    """Write the cache of one search dir; failures are logged and ignored. When ``over`` is
+    what the file held when read and only the records of ``changed`` keys differ, only
+    those (and those already in its delta) are written, to the delta."""
+    path = cache_path(search_dir)
     try:
-        # ASCII with \u escapes: pure-ASCII JSON is read back a third faster than UTF-8.
-        _fs.write_text_atomic(cache_path(search_dir), json.dumps(data, check_circular=False))
+        if over is not None and over.identity is not None:
+            keys = {*over.delta_keys, *changed}
+            if len(keys) * DELTA_SHARE <= len(over) and _identity(path.stat()) == over.identity:
+                picked = [pair for pair in loaded if pair[0].key in keys]
+                _write(delta_path(search_dir), search_dir, picked, base=over.identity)
+                return
+        _write(path, search_dir, loaded)
+        delta_path(search_dir).unlink(missing_ok=True)
     except OSError as exc:
         import logging  # only on this rare path: logging costs start-up time
 
         logging.getLogger(__name__).debug("cannot write skills cache %s: %s", search_dir, exc)
+
+
+def _write(
+    path: Path,
+    search_dir: Path,
+    loaded: Iterable[tuple[Candidate, Loaded]],
+    base: str | None = None,
+) -> None:
+    data: dict[str, Any] = {
+        "version": FORMAT_VERSION,
+        "parser": PARSER_VERSION,
+        "dir": str(search_dir),
+        **({} if base is None else {"base": base}),
+        **_columns(loaded),
+    }
+    # ASCII with \u escapes: pure-ASCII JSON is read back a third faster than UTF-8. Not
+    # synced to disk: a cache lost to a crash is rebuilt.
+    text = json.dumps(data, check_circular=False)
+    _fs.write_bytes_atomic(path, text.encode("ascii"), durable=False)
 
 
 # The file holds one column per field, row i describing keys[i]:
@@ -121,20 +179,63 @@ def _columns(loaded: Iterable[tuple[Candidate, Loaded]]) -> dict[str, Any]:
 
 
 class Records:
-    """One search dir's cache file, read: what each skill's last load produced, by key."""
+    """One search dir's cache file, read: what each skill's last load produced, by key (the
+    delta's record where it has one)."""
 
-    __slots__ = ("_row", "_sigs", "_names", "_descriptions", "_fields", "_diagnostics")
+    __slots__ = (
+        "_row",
+        "_sigs",
+        "_names",
+        "_descriptions",
+        "_fields",
+        "_diagnostics",
+        "identity",
+        "delta_keys",
+    )
 
-    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        data: Mapping[str, Any] | None = None,
+        *,
+        identity: str | None = None,
+        delta: Mapping[str, Any] | None = None,
+    ) -> None:
         self._row: dict[str, int] = {}
+        #: The file's identity when read (None: nothing read), and the keys its delta holds.
+        self.identity: str | None = None
+        self.delta_keys: list[str] = []
         if data is None or not _well_formed(data):
             return
+        self.identity = identity
         self._sigs: list[Any] = data["sigs"]
         self._names: list[Any] = data["names"]
         self._descriptions: list[Any] = data["descriptions"]
         self._fields: dict[str, Any] = data["fields"]
         self._diagnostics: dict[str, Any] = data["diagnostics"]
         self._row = {k: i for i, k in enumerate(data["keys"]) if type(k) is str}
+        if delta is not None:
+            self._merge(delta)
+
+    def _merge(self, delta: Mapping[str, Any]) -> None:
+        """Put the delta's records over the file's (their rows appended after its own)."""
+        at = len(self._names)
+        self._sigs = [*self._sigs, *delta["sigs"]]
+        self._names = [*self._names, *delta["names"]]
+        self._descriptions = [*self._descriptions, *delta["descriptions"]]
+        self._fields = dict(self._fields)
+        self._diagnostics = dict(self._diagnostics)
+        for i, key in enumerate(delta["keys"]):
+            if type(key) is not str:
+                continue
+            self._row[key] = at + i
+            self.delta_keys.append(key)
+            for mine, theirs in (
+                (self._fields, delta["fields"]),
+                (self._diagnostics, delta["diagnostics"]),
+            ):
+                mine.pop(key, None)
+                if key in theirs:
+                    mine[key] = theirs[key]
 
     def __contains__(self, key: object) -> bool:
         return key in self._row

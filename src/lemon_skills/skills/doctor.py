@@ -65,12 +65,10 @@ def _one(key: str, v: View) -> DoctorReport:
 def _status_reasons(st: SkillStatus, v: View, key: str) -> list[str]:
     out: list[str] = []
     if st.disabled:
-        for scope in st.disabled_in:
-            path = enablement.skills_json_path(scope, v.cwd)  # type: ignore[arg-type]
-            out.append(
-                f"disabled in {path} (run `lemon skill enable {key}"
-                f"{' --project' if scope == 'project' else ''}`)"
-            )
+        for b in v.enablement.disabled_by(key):
+            path = enablement.skills_json_path(b.scope, v.cwd)
+            why = "" if b.key == key else f" by its namespace {b.key}"
+            out.append(f"disabled{why} in {path} (run `{b.command}`)")
         return out
     if not st.platform_compatible:
         out.append(f"not available on {st.platform}")

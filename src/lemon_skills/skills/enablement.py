@@ -8,6 +8,7 @@ including ones that appear later.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,25 @@ def skills_json_path(scope: Scope, cwd: Path | None = None) -> Path:
 def empty_state() -> dict[str, Any]:
     """The content of a ``skills.json`` that does not exist yet."""
     return {"version": VERSION, "disabled": [], "skills": {}}
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One entry of a scope's disabled list that keeps a skill off: its key or its namespace."""
+
+    scope: Scope
+    #: The disabled-list entry: the skill's own key or ``<prefix>:*``.
+    key: str
+
+    @property
+    def command(self) -> str:
+        """The command that lifts this entry (``enable`` defaults to the global scope)."""
+        flag = " --project" if self.scope == "project" else ""
+        return f"lemon skill enable {shlex.quote(self.key)}{flag}"
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON-ready form."""
+        return {"scope": self.scope, "key": self.key, "command": self.command}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +78,15 @@ class Enablement:
         if key in self.disabled_project or space in self.disabled_project:
             out.append("project")
         return out
+
+    def disabled_by(self, key: str) -> list[Block]:
+        """Every disabled-list entry that keeps ``key`` off, global scope first."""
+        keys = dict.fromkeys((key, namespace_of(key) or key))
+        scopes: tuple[tuple[Scope, frozenset[str]], ...] = (
+            ("global", self.disabled_global),
+            ("project", self.disabled_project),
+        )
+        return [Block(scope, k) for scope, listed in scopes for k in keys if k in listed]
 
 
 def namespace_of(key: str) -> str | None:

@@ -9,14 +9,18 @@ never stops at the first.
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
 from lemon_skills.errors import ManifestError
+from lemon_skills.paths import HARNESS_SKILL_ROOT, PROJECT_SKILL_ROOT, is_transient_name
+from lemon_skills.skills.discovery import SKILL_FILE
 from lemon_skills.skills.manifest import (
     HOST_FIELDS,
     LEMON_FIELDS,
@@ -32,6 +36,8 @@ MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 MAX_BODY_LINES = 500
+#: The hidden dirs lint enters, each only for the skill root under it.
+_HIDDEN_ROOTS = {r.parts[0]: r for r in (PROJECT_SKILL_ROOT, HARNESS_SKILL_ROOT)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,18 +86,62 @@ class LintReport:
 
 
 def skill_files(paths: Iterable[Path]) -> list[Path]:
-    """Expand arguments: a SKILL.md, a skill dir, or a dir whose children are skill dirs."""
+    """Expand arguments: a SKILL.md, a skill dir, or any dir holding skill dirs at any depth.
+
+    A missing path is kept, so its report says so.
+    """
     out: list[Path] = []
     for p in paths:
-        if p.is_file():
-            out.append(p)
-        elif (p / "SKILL.md").is_file():
-            out.append(p / "SKILL.md")
-        elif p.is_dir():
-            out.extend(sorted(c / "SKILL.md" for c in p.iterdir() if (c / "SKILL.md").is_file()))
+        if p.is_dir():
+            out.extend(_skills_under(p))
         else:
             out.append(p)
     return out
+
+
+def _skills_under(folder: Path) -> Iterator[Path]:
+    """SKILL.md files at or below ``folder`` in name order, entering hidden dirs as discovery does.
+
+    Hidden and install-staging dirs are skipped (version control, virtualenvs, caches), except
+    the project skill roots ``.lemon/skill`` and ``.agents/skills``. A skill dir ends the descent:
+    skills do not nest. Symlinked dirs count as skills but are not walked, so a link loop ends.
+    """
+    if (folder / SKILL_FILE).is_file():
+        yield folder / SKILL_FILE
+        return
+    try:
+        children = sorted(os.scandir(folder), key=attrgetter("name"))
+    except OSError:
+        return
+    for child in children:
+        path = Path(child.path)
+        if is_transient_name(child.name):
+            root = _HIDDEN_ROOTS.get(child.name)
+            if root is not None:
+                yield from _skills_in_root(folder / root)
+        elif (path / SKILL_FILE).is_file():
+            yield path / SKILL_FILE
+        elif _is_real_dir(child):
+            yield from _skills_under(path)
+
+
+def _skills_in_root(root: Path) -> Iterator[Path]:
+    """The skill dirs directly under a skill root, as discovery lists them."""
+    try:
+        children = sorted(os.scandir(root), key=attrgetter("name"))
+    except OSError:
+        return
+    for child in children:
+        skill_file = Path(child.path, SKILL_FILE)
+        if not is_transient_name(child.name) and skill_file.is_file():
+            yield skill_file
+
+
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def lint_file(path: Path, *, strict: bool = False) -> LintReport:

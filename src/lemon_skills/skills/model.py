@@ -235,6 +235,28 @@ class Entry:
             return tuple(fields.get("paths", ()))
         return self.manifest.paths
 
+    @property
+    def has_requirements(self) -> bool:
+        """True when readiness depends on the machine: the manifest names requirements or
+        platforms. Read without building the manifest of a cached entry, as the prompt
+        catalogue asks it of every skill."""
+        fields = self._fields
+        if self._manifest is None and fields is not None:
+            return "requires" in fields or "platforms" in fields
+        m = self.manifest
+        return m.platforms != ("any",) or m.requires != type(m.requires)()
+
+    def requirement(self, name: str) -> tuple[str, ...]:
+        """One ``requires`` list (``skills``, ``mcp``...), or ``platforms``, without building
+        the manifest of a cached entry."""
+        fields = self._fields
+        if self._manifest is None and fields is not None:
+            if name == "platforms":
+                return tuple(fields.get("platforms", ("any",)))
+            return tuple((fields.get("requires") or {}).get(name, ()))
+        m = self.manifest
+        return m.platforms if name == "platforms" else tuple(getattr(m.requires, name))
+
     def flag(self, name: str) -> bool:
         """A boolean manifest field (``always_apply``, ``attach``, ``disable_model_invocation``)
         without building the manifest of a cached entry."""

@@ -6,8 +6,8 @@ what was shortened, truncated or left out, so nothing is ever dropped silently.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from lemon_skills.skills.model import Entry
@@ -77,13 +77,14 @@ def escape(text: str) -> str:
 
 def render(
     relevant: Sequence[Entry],
-    catalogue: Sequence[Entry],
+    catalogue: Sequence[Entry] | Catalogue,
     *,
     budget: int = DEFAULT_BUDGET,
     mode: Mode = "content",
     near: Sequence[str] = (),
 ) -> RenderedPrompt:
-    """Build the prompt block; ``catalogue`` should already exclude hidden skills.
+    """Build the prompt block; ``catalogue`` should already exclude hidden skills (a
+    ``Catalogue`` built once serves every render over the same skills).
 
     ``near`` are catalogue keys closest to the request, best first: they are listed first,
     so a budget that cannot describe every skill describes the ones that may apply.
@@ -104,8 +105,8 @@ def render(
             + "."
         )
     remaining -= len(rel_text) + max(0, len(intro) - max(len(INTRO), len(INTRO_CATALOGUE)))
-    shown_keys = {e.key for e in relevant}
-    rest = [e for e in catalogue if e.key not in shown_keys]
+    cat = catalogue if isinstance(catalogue, Catalogue) else Catalogue.of(catalogue)
+    rest = cat.without(e.key for e in relevant)
     cat_lines, listed, shortened, omitted = _catalogue_block(rest, remaining, near)
     cat_text = _wrap("available_skills", cat_lines) if cat_lines else ""
     text = "\n\n".join(part for part in (intro, rel_text, cat_text) if part)
@@ -165,57 +166,129 @@ def _catalogue_line(e: Entry, description: str | None) -> str:
     return f"<skill><name>{escape(e.key)}</name>{desc}{location}</skill>"
 
 
+@dataclass(frozen=True, slots=True)
+class Catalogue:
+    """Catalogue entries in listing order (project before global, then by key) with what a
+    render needs of all of them worked out once: a host keeps one per set of skills, and each
+    render then reads only the entries it can show."""
+
+    entries: tuple[Entry, ...]
+    keys: tuple[str, ...]
+    position: Mapping[str, int]
+    #: What each key costs on the names-only line, and the sum over the entries not hidden.
+    name_cost: tuple[int, ...]
+    names_total: int
+    #: Keys left out of this catalogue (a render's relevant skills, files not in play...).
+    hidden: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, entries: Iterable[Entry]) -> Catalogue:
+        """The catalogue of ``entries`` (any order; keys unique)."""
+        ordered = tuple(sorted(entries, key=lambda e: (e.source != "project", e.key)))
+        keys = tuple(e.key for e in ordered)
+        cost = tuple(len(escape(k)) + 2 for k in keys)
+        return cls(ordered, keys, {k: i for i, k in enumerate(keys)}, cost, sum(cost))
+
+    def without(self, keys: Iterable[str]) -> Catalogue:
+        """This catalogue with ``keys`` hidden too (keys it lacks are ignored)."""
+        more = {k for k in keys if k in self.position and k not in self.hidden}
+        if not more:
+            return self
+        names_total = self.names_total - sum(self.name_cost[self.position[k]] for k in more)
+        return replace(self, hidden=self.hidden | more, names_total=names_total)
+
+    def __len__(self) -> int:
+        return len(self.entries) - len(self.hidden)
+
+    def lead(self, near: Sequence[str]) -> list[str]:
+        """The keys of ``near`` this catalogue shows, best first: they open the listing."""
+        rank = {k: i for i, k in enumerate(near)}
+        shown = (k for k in rank if k in self.position and k not in self.hidden)
+        return sorted(shown, key=rank.__getitem__)
+
+    def walk(self, lead: Sequence[str], cursor: int = 0) -> Iterator[tuple[int, Entry]]:
+        """(cursor, entry) in render order from ``cursor`` on: ``lead`` first, then the rest
+        in listing order. A cursor below ``len(lead)`` indexes ``lead``, one above it the
+        listing, so a walk resumes where another stopped without re-reading the skipped."""
+        for i in range(cursor, len(lead)):
+            yield i, self.entries[self.position[lead[i]]]
+        skip = self.hidden.union(lead)
+        for j in range(max(0, cursor - len(lead)), len(self.entries)):
+            e = self.entries[j]
+            if e.key not in skip:
+                yield len(lead) + j, e
+
+    def end(self, lead: Sequence[str]) -> int:
+        """The cursor after the last entry."""
+        return len(lead) + len(self.entries)
+
+    def tail(self, lead: Sequence[str], cursor: int) -> list[str]:
+        """The keys ``walk(lead, cursor)`` yields, sliced rather than walked."""
+        out = list(lead[cursor:])
+        start = max(0, cursor - len(lead))
+        skip = self.hidden.union(lead)
+        for cut in sorted(i for k in skip if (i := self.position.get(k, -1)) >= start):
+            out += self.keys[start:cut]
+            start = cut + 1
+        out += self.keys[start:]
+        return out
+
+
 def _catalogue_block(
-    entries: Sequence[Entry], budget: int, near: Sequence[str] = ()
+    cat: Catalogue, budget: int, near: Sequence[str] = ()
 ) -> tuple[list[str], list[str], list[str], list[str]]:
     """The catalogue: closest to the request first (``near``), then project before global.
 
     Full descriptions if everything fits. Otherwise the leading skills get a line with a
     shortened description for as long as the names of all the others still fit after them on
     one compact names-only line; only when not even every name fits is the tail left out.
+    Only the entries that can be shown are formatted: a render costs what it emits, not what
+    the catalogue holds.
     """
     budget -= len("<available_skills>\n\n</available_skills>")
-    rank = {k: i for i, k in enumerate(near)}
-    ordered = sorted(
-        entries, key=lambda e: (rank.get(e.key, len(rank)), e.source != "project", e.key)
-    )
-    # Lines are formatted only until the budget is spent: what a render costs follows what it
-    # can show, not how many skills there are.
+    lead = cat.lead(near)
     full: list[str] = []
+    shown: list[str] = []
     size = 0
-    for e in ordered:
+    for _, e in cat.walk(lead):
         full.append(_catalogue_line(e, e.description))
+        shown.append(e.key)
         size += len(full[-1]) + 1
         if size > budget:
             break
     else:
-        return full, [e.key for e in ordered], [], []
-    names = [len(escape(e.key)) + 2 for e in ordered]
-    rest_names = sum(names) + len(_OTHERS_OPEN) + len(_OTHERS_CLOSE) + 1
+        return full, shown, [], []
+    rest_names = cat.names_total + len(_OTHERS_OPEN) + len(_OTHERS_CLOSE) + 1
     lines: list[str] = []
+    detailed: list[Entry] = []
     used = 0
-    for i, e in enumerate(ordered):
+    stop = cat.end(lead)
+    for cursor, e in cat.walk(lead):
         line = _catalogue_line(e, _shorten(e.description))
-        rest_names -= names[i]
+        rest_names -= cat.name_cost[cat.position[e.key]]
         if used + len(line) + 1 + rest_names > budget:
+            stop = cursor
             break
         lines.append(line)
+        detailed.append(e)
         used += len(line) + 1
-    detailed = ordered[: len(lines)]
     room = budget - used - len(_OTHERS_OPEN) - len(_OTHERS_CLOSE) - 1
-    by_name: list[Entry] = []
-    for e, cost in zip(ordered[len(lines) :], names[len(lines) :], strict=True):
+    by_name: list[str] = []
+    for cursor, e in cat.walk(lead, stop):
+        cost = cat.name_cost[cat.position[e.key]]
         if cost > room:
+            stop = cursor
             break
-        by_name.append(e)
+        by_name.append(e.key)
         room -= cost
+    else:
+        stop = cat.end(lead)
     if by_name:
-        lines.append(_OTHERS_OPEN + ", ".join(escape(e.key) for e in by_name) + _OTHERS_CLOSE)
-    listed = [e.key for e in (*detailed, *by_name)]
+        lines.append(_OTHERS_OPEN + ", ".join(escape(k) for k in by_name) + _OTHERS_CLOSE)
+    listed = [e.key for e in detailed] + by_name
     shortened = [e.key for e in detailed if len(e.description) > SHORT_DESCRIPTION]
-    shortened += [e.key for e in by_name]
-    omitted = [e.key for e in ordered[len(listed) :]]
-    return lines, listed, shortened, omitted
+    shortened += by_name
+    return lines, listed, shortened, cat.tail(lead, stop)
 
 
 #: The compact line naming the skills the budget leaves no room to describe.

@@ -9,13 +9,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from lemon_skills.skills.enablement import Enablement
 from lemon_skills.skills.model import Entry
-
-if TYPE_CHECKING:
-    from lemon_skills.skills.manifest import Requires
 
 ActivationState = Literal["active", "not_ready", "hidden", "platform_incompatible", "blocked"]
 WhichFn = Callable[[str], str | None]
@@ -129,7 +126,7 @@ def evaluate(
     )
     missing_env = tuple(v for v in req.env if not _present(v, env, settings.get("env")))
     missing_config = tuple(v for v in req.config if not _present(v, env, settings.get("config")))
-    deps = _dependencies(req, available, mcp_servers)
+    deps = _dependencies(req.skills, req.any_skills, req.mcp, available, mcp_servers)
     state: ActivationState = "active"
     if not compatible:
         state = "platform_incompatible"
@@ -154,16 +151,42 @@ def evaluate(
     )
 
 
+def offerable(
+    entry: Entry,
+    *,
+    platform: str | None = None,
+    available: Collection[str] | None = None,
+    mcp_servers: Collection[str] | None = None,
+) -> bool:
+    """True when a prompt may list ``entry`` (enabled, not blocked): ``evaluate`` would call it
+    active or not ready, with its required skills and MCP servers present.
+
+    Binaries and environment only tell active from not ready, so they are not looked up: the
+    catalogue lists a skill that is not ready yet, and a check of every skill's binaries on
+    every render is what made rendering grow with the catalogue.
+    """
+    platforms = entry.requirement("platforms")
+    if "any" not in platforms and current_platform(platform) not in platforms:
+        return False
+    need = entry.requirement
+    deps = _dependencies(need("skills"), need("any_skills"), need("mcp"), available, mcp_servers)
+    return not any(deps.values())
+
+
 def _dependencies(
-    req: Requires, available: Collection[str] | None, servers: Collection[str] | None
+    skills: tuple[str, ...],
+    any_skills: tuple[str, ...],
+    mcp: tuple[str, ...],
+    available: Collection[str] | None,
+    servers: Collection[str] | None,
 ) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     if available is not None:
-        out["missing_skills"] = tuple(k for k in req.skills if k not in available)
-        none_there = req.any_skills and not any(k in available for k in req.any_skills)
-        out["missing_any_skills"] = req.any_skills if none_there else ()
+        out["missing_skills"] = tuple(k for k in skills if k not in available)
+        none_there = any_skills and not any(k in available for k in any_skills)
+        out["missing_any_skills"] = any_skills if none_there else ()
     if servers is not None:
-        out["missing_mcp_servers"] = tuple(s for s in req.mcp if s not in servers)
+        out["missing_mcp_servers"] = tuple(s for s in mcp if s not in servers)
     return out
 
 

@@ -199,7 +199,7 @@ class Registry:
         hosts.scan(source, dirs, scan)
         disk: dict[Path, disk_cache.Records] | None = {} if disk_cache.enabled() else None
         entries: list[Entry] = []
-        dirty: set[Path] = set()
+        dirty: dict[Path, set[str]] = {}
         parsed = self._parsed
         for cand in scan.candidates:
             skill_file = cand.file
@@ -212,8 +212,9 @@ class Registry:
                 scan.diagnostics.extend(loaded.diagnostics)
             if loaded.entry is not None:
                 entries.append(loaded.entry)
-        for search_dir in dirty:
-            self._save_disk(search_dir, [c for c in scan.candidates if c.search_dir == search_dir])
+        for search_dir, changed in dirty.items():
+            here = [c for c in scan.candidates if c.search_dir == search_dir]
+            self._save_disk(search_dir, here, (disk or {}).get(search_dir), changed)
         self._generation += 1
         return _ScopeState(
             dirs, dir_sigs, scan.watched, entries, scan.diagnostics, now, self._generation
@@ -223,11 +224,12 @@ class Registry:
         self,
         cand: Candidate,
         disk: dict[Path, disk_cache.Records] | None,
-        dirty: set[Path],
+        dirty: dict[Path, set[str]],
     ) -> Loaded:
         """Load one candidate from the disk cache or the file (``disk`` None: cache off).
 
-        A search dir whose disk cache lacks a current record for it goes into ``dirty``.
+        A search dir whose disk cache lacks a current record for it goes into ``dirty``, with
+        the keys it lacks.
         """
         if not cand.file.endswith(SKILL_SUFFIX):
             return hosts.load(cand)
@@ -240,7 +242,7 @@ class Registry:
         loaded = records.decode(cand)
         if loaded is None:
             loaded = load_candidate(cand)
-            dirty.add(cand.search_dir)
+            dirty.setdefault(cand.search_dir, set()).add(cand.key)
         return loaded
 
     def _disk(self, search_dir: Path) -> disk_cache.Records:
@@ -251,11 +253,19 @@ class Registry:
         self._disk_read.add(search_dir)
         return disk_cache.load(search_dir)
 
-    def _save_disk(self, search_dir: Path, candidates: list[Candidate]) -> None:
+    def _save_disk(
+        self,
+        search_dir: Path,
+        candidates: list[Candidate],
+        read: disk_cache.Records | None,
+        changed: set[str],
+    ) -> None:
         parsed = self._parsed
         disk_cache.save(
             search_dir,
             [(cand, hit) for cand in candidates if (hit := parsed.get(cand.file)) is not None],
+            over=read,
+            changed=changed,
         )
 
     def _build_view(

@@ -9,8 +9,7 @@ import pytest
 
 import lemon_skills
 from lemon_skills.errors import ConfigError
-from lemon_skills.search import embed
-from lemon_skills.search import index as search_index
+from lemon_skills.search import analysis, embed, postings
 from lemon_skills.skills import api, registry
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import snapshot as index_cache
@@ -334,10 +333,8 @@ def test_after_an_edit_a_new_process_re_reads_only_the_edited_skill(
     # A new process: nothing tokenised in memory, only the cached file from before the edit.
     monkeypatch.setattr(index_cache, "_LAST", {})
     seen: list[str] = []
-    real = search_index.analyse_document
-    monkeypatch.setattr(
-        search_index, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w)
-    )
+    real = analysis.analyse_document
+    monkeypatch.setattr(analysis, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w))
     rebuilt = index_cache.load_or_build(edited)
     assert seen == ["pdf"]
     monkeypatch.setattr(index_cache, "_LAST", {})
@@ -345,6 +342,62 @@ def test_after_an_edit_a_new_process_re_reads_only_the_edited_skill(
     assert _scored(rebuilt, queries) == _scored(build_index(edited), queries)
     # The stale file was replaced, not kept beside the new one.
     assert len(list(index_cache.cache_dir().glob("*.idx"))) == 1
+
+
+def _new_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget what this process read or wrote: only the cache files remain."""
+    monkeypatch.setattr(index_cache, "_LAST", {})
+    monkeypatch.setattr(index_cache, "_BASES", {})
+
+
+def test_an_edit_writes_only_what_changed_and_a_new_process_reads_it_back(
+    project, project_skills, monkeypatch
+):
+    monkeypatch.setattr(index_cache, "MIN_SKILLS", 0)
+    monkeypatch.setattr(postings, "OVERLAY_SHARE", 0)  # never merged: these are few skills
+    _corpus(project_skills)
+    index_cache.load_or_build(api.view(project).enabled())
+    [base] = index_cache.cache_dir().glob("*.idx")
+    before = base.stat()
+    queries = ("merge pdf", "crawl links", "scan ocr", "deploy kubernetes", "release notes")
+    seen: list[str] = []
+    real = analysis.analyse_document
+    monkeypatch.setattr(analysis, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w))
+    for text in ("Merge PDF files and crawl their links.", "Merge PDF files; OCR each scan."):
+        write_skill(project_skills, "pdf", description=text)
+        api.refresh()
+        edited = api.view(project).enabled()
+        _new_process(monkeypatch)
+        index_cache.load_or_build(edited)
+        # The stored index is not rewritten: the edit is in the delta beside it.
+        after = base.stat()
+        assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+        assert base.with_suffix(".delta").stat().st_size < before.st_size
+        _new_process(monkeypatch)
+        seen.clear()
+        reread = index_cache.load_or_build(edited)
+        assert seen == []  # read back from the files, nothing tokenised again
+        assert _scored(reread, queries) == _scored(build_index(edited), queries)
+    # Changes past their share of the index: it is written whole again, the delta dropped.
+    monkeypatch.setattr(postings, "OVERLAY_SHARE", 10**9)
+    write_skill(project_skills, "pdf", description="Split PDF files.")
+    api.refresh()
+    _new_process(monkeypatch)
+    index_cache.load_or_build(api.view(project).enabled())
+    assert base.stat().st_ino != before.st_ino
+    assert not base.with_suffix(".delta").exists()
+    # This process now reads the rewritten file: its next edit is a delta of that file.
+    merged = base.stat()
+    monkeypatch.setattr(postings, "OVERLAY_SHARE", 0)
+    write_skill(project_skills, "pdf", description="Split PDF files and crawl links.")
+    api.refresh()
+    edited = api.view(project).enabled()
+    index_cache.load_or_build(edited)
+    assert base.stat().st_ino == merged.st_ino and base.with_suffix(".delta").exists()
+    _new_process(monkeypatch)
+    assert _scored(index_cache.load_or_build(edited), queries) == _scored(
+        build_index(edited), queries
+    )
 
 
 def test_a_new_process_after_an_add_and_a_remove_ranks_like_a_fresh_build(
@@ -359,12 +412,32 @@ def test_a_new_process_after_an_add_and_a_remove_ranks_like_a_fresh_build(
     changed = api.view(project).enabled()
     monkeypatch.setattr(index_cache, "_LAST", {})
     seen: list[str] = []
-    real = search_index.analyse_document
-    monkeypatch.setattr(
-        search_index, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w)
-    )
+    real = analysis.analyse_document
+    monkeypatch.setattr(analysis, "analyse_document", lambda d, w: seen.append(d.key) or real(d, w))
     rebuilt = index_cache.load_or_build(changed)
     assert seen == ["web-crawler"]
     monkeypatch.setattr(index_cache, "_LAST", {})
     queries = ("crawl a site", "scan pdf forms", "deploy kubernetes", "pdf tables")
     assert _scored(rebuilt, queries) == _scored(build_index(changed), queries)
+
+
+def test_a_when_to_use_section_counts_more_than_body_prose(project, project_skills):
+    # Both skills have the request's words only in their bodies; the one whose "When to use"
+    # section names the situation is the one the request is after, though the other's body,
+    # which mentions them in passing, is far shorter.
+    steps = "Open the ledger, check balances, reconcile the bank feed and close the month. " * 8
+    write_skill(
+        project_skills,
+        "billing-ops",
+        description="Run day-to-day billing operations for a small business.",
+        body="## When to use this skill\n\n- sending overdue invoice reminders\n\n"
+        f"## Steps\n\n{steps}\n",
+    )
+    write_skill(
+        project_skills,
+        "ledger-export",
+        description="Export ledgers to spreadsheets for accountants.",
+        body="## Notes\n\nEach export lists overdue invoice totals and the reminders we are "
+        "sending to clients.\n",
+    )
+    assert _keys("send overdue invoice reminders", project)[0] == "billing-ops"

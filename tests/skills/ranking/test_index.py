@@ -63,3 +63,18 @@ def test_bytes_round_trip_and_update_to_the_current_skills():
     assert swapped.core.names == idx.build_index(entries[::-1]).core.names
     with pytest.raises(ValueError):
         idx.loads(b"garbage")
+
+
+def test_usage_field_holds_the_when_to_use_sections_only():
+    body = (
+        "# Tool\n\nIntro prose.\n\n"
+        "## When to use this skill\n\n- rotating signing keys\n\n"
+        "### Examples\n\n- before expiry\n\n"
+        "## Steps\n\nRun it.\n\n"
+        "## Do not use this skill when\n\n- auditing logs\n\n"
+        "## Use cases\n\n```\n## not a heading\n```\n- renewing certificates\n"
+    )
+    usage = idx.entry_fields(_entry("keys", body=body))["usage"].split()
+    assert "rotating" in usage and "expiry" in usage  # a sub-section belongs to its section
+    assert "renewing" in usage and "not" not in usage  # code fences are dropped
+    assert "Run" not in usage and "auditing" not in usage and "Intro" not in usage

@@ -51,3 +51,16 @@ def test_a_corrupt_sidecar_is_logged_and_the_event_still_persisted(caplog):
     assert "skill usage not recorded" in caplog.text
     assert len(introspection.default_store().query(key="pdf")) == 1
     assert sidecar.read_text("utf-8") == "{corrupt"
+
+
+def test_a_render_event_names_the_first_omitted_keys_and_counts_them_all():
+    from lemon_skills.skills.prompt import RenderedPrompt
+
+    omitted = tuple(f"s{i:05d}" for i in range(10_000))
+    rendered = RenderedPrompt("text", ("a",), ("b",), (), (), omitted, 16_000)
+    meta = observe.prompt_metadata(rendered, None, "content")
+    assert meta["omitted_count"] == 10_000
+    assert meta["omitted_keys"] == list(omitted[: observe.OMITTED_KEYS])
+    observe.emit("skill.prompt_render", meta)
+    [row] = introspection.default_store().query()
+    assert len(row.payload["omitted_keys"]) == observe.OMITTED_KEYS < 100

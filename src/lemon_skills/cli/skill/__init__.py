@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,6 +23,9 @@ from lemon_skills.cli._output import (
 from lemon_skills.paths import Scope
 from lemon_skills.skills import registry
 from lemon_skills.skills.model import Entry
+
+if TYPE_CHECKING:
+    from lemon_skills.skills.api import Toggled
 
 #: ``lemon skill`` subcommands living in their own modules, imported only when used.
 SUBCOMMANDS: dict[str, str] = {
@@ -209,28 +213,41 @@ def status(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
 def _toggle(key: str, enabled: bool, cwd: Path | None, scope: Scope, as_json: bool) -> None:
     from lemon_skills.skills import api
 
-    changed = api.set_enabled(key, enabled, cwd=cwd, scope=scope)
-    word = "enabled" if enabled else "disabled"
-    st = api.status(key, cwd=cwd)
+    done = api.toggle(key, enabled, cwd=cwd, scope=scope)
+    # What still keeps it off after enabling: the key or its namespace in either scope.
+    blocks = registry.view(cwd).enablement.disabled_by(key) if enabled else []
     if as_json:
-        emit_json(
-            {
-                "key": key,
-                "enabled": enabled,
-                "scope": scope,
-                "changed": changed,
-                "still_disabled_in": list(st.disabled_in) if enabled else [],
-            }
-        )
+        data = done.to_dict()
+        data["still_disabled_in"] = list(dict.fromkeys(b.scope for b in blocks))
+        data["still_disabled_by"] = [b.to_dict() for b in blocks]
+        emit_json(data)
     else:
-        click.echo(f"{key}: {word} in {scope} scope" + ("" if changed else " (no change)"))
-    if enabled and st.disabled:
-        others = [s for s in st.disabled_in if s != scope]
-        flag = " --project" if "project" in others else ""
-        warn(
-            f"{key} is still disabled in the {', '.join(others)} scope; run "
-            f"`lemon skill enable {key}{flag}`"
-        )
+        for line in _toggle_lines(done):
+            click.echo(line)
+    for b in blocks:
+        why = "" if b.key == key else f" by its namespace {b.key}"
+        warn(f"{key} is still disabled{why} in the {b.scope} scope; run `{b.command}`")
+
+
+def _toggle_lines(done: Toggled) -> list[str]:
+    """What a toggle changed, one line per setting."""
+    word = "enabled" if done.enabled else "disabled"
+    unchanged = "" if done.changed else " (no change)"
+    lines = [f"{done.key}: {word} in {done.scope} scope{unchanged}"]
+    if done.server is None:
+        return lines
+    listed = "no longer disabled" if done.enabled else "disabled"
+    lines.append(
+        f"  every skill keyed {done.key}: {listed}" + ("" if done.listed else " (no change)")
+    )
+    switched = "switched on" if done.enabled else "switched off"
+    known = "" if done.server_configured is not False else "; no server of that name is configured"
+    lines.append(
+        f"  skills of MCP server {done.server!r}: {switched}"
+        + ("" if done.switch else " (no change)")
+        + known
+    )
+    return lines
 
 
 @skill.command("enable")
@@ -288,8 +305,9 @@ def lint(
 ) -> None:
     """Check SKILL.md files against the Agent Skills spec and lemon's rules.
 
-    PATHS may be SKILL.md files, skill directories, or directories of skills. Exits 1 when any
-    error is found.
+    PATHS may be SKILL.md files, skill directories, or any directory: it is searched for skill
+    directories at any depth, entering hidden folders only for the project skill roots
+    .lemon/skill and .agents/skills. Exits 1 when any error is found.
     """
     from lemon_skills.errors import LemonSkillsError
     from lemon_skills.skills.lint import lint_file, skill_files
@@ -300,7 +318,7 @@ def lint(
         raise LemonSkillsError(
             "no SKILL.md found in " + ", ".join(str(p) for p in paths),
             hint="pass SKILL.md files, skill directories (holding a SKILL.md) or directories "
-            "of skill directories",
+            "that hold skill directories",
         )
     if as_json:
         emit_json([r.to_dict() for r in reports])

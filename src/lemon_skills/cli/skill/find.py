@@ -50,9 +50,9 @@ def find_cmd(
     Prints nothing (and says so on stderr) when no skill is relevant. With --explain each
     result lists its score parts: one per matched term (term:STEM, or term:STEM<-typed for a
     typo fix), phrase, exact_name, coverage (share of the query's information matched),
-    short_fields (the part from name, keywords, description and headings), score, and
-    evidence (the plain-IDF score the abstain bar is checked against); with --semantic also
-    similarity and the semantic bonus.
+    short_fields (the part from name, keywords, description, headings and usage sections),
+    score, and evidence (the plain-IDF score the abstain bar is checked against); with
+    --semantic also similarity and the semantic bonus.
     """
     found = api.matches(
         " ".join(query),

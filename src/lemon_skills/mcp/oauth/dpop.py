@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import anyio
+import anyio.to_thread
 import httpx2
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -141,3 +143,93 @@ def nonce_challenge(response: httpx2.Response) -> str | None:
             return None
         return nonce if isinstance(body, dict) and body.get("error") == "use_dpop_nonce" else None
     return None
+
+
+class Binding:
+    """The DPoP state of one OAuth client: its key (loaded on first use), whether the access
+    token it holds is bound to that key, the latest server-provided nonce per side, and the
+    signing algorithms the authorization server offered."""
+
+    def __init__(self, mode: str, secret: str | None) -> None:
+        self.mode = mode
+        self.bound = False
+        self._secret = secret
+        self._key: DpopKey | None = None
+        self._nonces: dict[str, str] = {}
+        self._offered: list[str] = []
+
+    def wanted(self) -> bool:
+        """Whether token requests carry a proof: ``on``, or ``auto`` once bound or offered."""
+        if self.mode != "auto":
+            return self.mode == "on"
+        return self.bound or ALGORITHM in self._offered
+
+    async def key(self) -> DpopKey:
+        """The key pair, read from (or created in) the secrets store in a worker thread."""
+        if self._key is None:
+            self._key = await anyio.to_thread.run_sync(load_key, self._secret)
+        return self._key
+
+    async def prove_resource(self, request: httpx2.Request, access_token: str) -> None:
+        """Present ``access_token`` with the DPoP scheme and a proof carrying its hash."""
+        key = await self.key()
+        request.headers["Authorization"] = f"{SCHEME} {access_token}"
+        request.headers["DPoP"] = key.proof(
+            request.method,
+            str(request.url),
+            access_token=access_token,
+            nonce=self._nonces.get("resource"),
+        )
+
+    async def prove_token(self, request: httpx2.Request) -> None:
+        """Sign a token request."""
+        key = await self.key()
+        request.headers["DPoP"] = key.proof(
+            request.method, str(request.url), nonce=self._nonces.get("token")
+        )
+
+    async def take_nonce(
+        self, request: httpx2.Request, response: httpx2.Response, side: str
+    ) -> bool:
+        """Whether ``response`` is a ``use_dpop_nonce`` challenge to a proof ``request`` sent;
+        the nonce is kept for ``side`` (``token`` or ``resource``) either way."""
+        if "DPoP" not in request.headers:
+            return False
+        if response.status_code == 400 and NONCE_HEADER in response.headers:
+            await response.aread()
+        nonce = nonce_challenge(response)
+        if nonce is None:
+            fresh = response.headers.get(NONCE_HEADER)
+            if fresh:
+                self._nonces[side] = fresh  # a server may hand out the next nonce any time
+            return False
+        self._nonces[side] = nonce
+        return True
+
+    async def note_offer(self, request: httpx2.Request, response: httpx2.Response) -> None:
+        """Keep the authorization server's ``dpop_signing_alg_values_supported`` (the SDK's
+        metadata model drops it)."""
+        if response.status_code != 200 or "/.well-known/" not in request.url.path:
+            return
+        try:
+            doc = json.loads(await response.aread())
+        except ValueError:
+            return
+        algs = doc.get("dpop_signing_alg_values_supported") if isinstance(doc, dict) else None
+        if isinstance(algs, list) and "token_endpoint" in doc:
+            self._offered = [a for a in algs if isinstance(a, str)]
+
+    def note_binding(self, response: httpx2.Response) -> httpx2.Response:
+        """Remember whether a token response's token is bound; the SDK's token model knows
+        only ``Bearer``, so a bound one is handed over as a copy saying so."""
+        try:
+            body = json.loads(response.content)
+        except ValueError:
+            return response
+        if not isinstance(body, dict) or not isinstance(body.get("token_type"), str):
+            return response
+        self.bound = body["token_type"].lower() == "dpop"
+        if not self.bound:
+            return response
+        body["token_type"] = "Bearer"
+        return httpx2.Response(response.status_code, json=body, request=response.request)

@@ -1,4 +1,5 @@
-"""The pure parts of the OAuth flows: authorization requests, URL checks, approvals, token checks.
+"""The pure parts of the OAuth flows: authorization requests, URL and metadata checks, approvals,
+token checks.
 
 Nothing here performs I/O; :mod:`lemon_skills.mcp.oauth.provider` wires these into the SDK provider.
 """
@@ -6,17 +7,21 @@ Nothing here performs I/O; :mod:`lemon_skills.mcp.oauth.provider` wires these in
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
-from mcp.shared.auth import AuthorizationCodeResult
+from mcp.client.auth.utils import issuers_match
+from mcp.shared.auth import AuthorizationCodeResult, OAuthMetadata
 
 from lemon_skills.approvals import ApprovalContext
 from lemon_skills.errors import McpAuthError
 from lemon_skills.mcp.sampling.policy import server_slug
+
+logger = logging.getLogger(__name__)
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
@@ -160,3 +165,37 @@ def token_problem(
     if not isinstance(token_type, str) or token_type.lower() not in usable:
         return f"token response is not a {' or '.join(usable)} token"
     return None
+
+
+def check_issuer(wanted: str | None, meta: OAuthMetadata | None, *, server: str) -> None:
+    """Refuse an authorization server other than the configured ``oauth.issuer``."""
+    if wanted and (meta is None or not issuers_match(str(meta.issuer), wanted)):
+        found = str(meta.issuer) if meta else "no authorization server metadata"
+        raise McpAuthError(
+            f"authorization server is {found}, not the configured oauth.issuer {wanted}",
+            server=server,
+        )
+
+
+def require_s256(meta: OAuthMetadata | None, *, discovered: bool, server: str) -> None:
+    """Refuse to start an authorization the server's metadata does not offer PKCE S256 for.
+
+    ``discovered``: the server published protected-resource metadata. A 2025-03-26 server
+    publishes neither document; that revision's fallback is /authorize, /token and /register
+    at the server's origin, and S256 is still sent. A server publishing metadata without S256
+    is refused (the 2025-06-18+ rule).
+    """
+    if meta is None and not discovered:
+        logger.info(
+            "MCP server %s publishes no OAuth metadata; using the 2025-03-26 default endpoints",
+            server,
+        )
+        return
+    methods = (meta.code_challenge_methods_supported or []) if meta else []
+    if "S256" not in methods:
+        raise McpAuthError(
+            "authorization server does not offer PKCE S256 (code_challenge_methods_supported"
+            f" = {methods or 'absent'}); refusing to start an authorization",
+            server=server,
+            hint="MCP authorization requires S256; ask the server operator to enable it",
+        )

@@ -22,10 +22,8 @@ Use :func:`build_auth` and put the result on the ``httpx2.AsyncClient`` of the t
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 from collections.abc import AsyncGenerator, Mapping
-from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,19 +35,16 @@ from mcp.client.auth.utils import issuers_match
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
-    OAuthClientMetadata,
-    OAuthMetadata,
     OAuthToken,
-    ProtectedResourceMetadata,
 )
-from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
-from pydantic import AnyUrl, ValidationError
+from pydantic import AnyUrl
 
-from lemon_skills import secrets
 from lemon_skills.approvals import ApprovalContext, ApprovalStore
 from lemon_skills.errors import ConfigError, McpAuthError
-from lemon_skills.mcp.oauth import dpop
+from lemon_skills.mcp.oauth import client, dpop
+from lemon_skills.mcp.oauth import tokens as token_cache
 from lemon_skills.mcp.oauth.assertions import JWT_BEARER, exchange_for_id_jag, read_token
+from lemon_skills.mcp.oauth.client import resolve_client_secret
 from lemon_skills.mcp.oauth.flows import (
     AuthorizationObserverFn,
     AuthorizationRequest,
@@ -57,18 +52,15 @@ from lemon_skills.mcp.oauth.flows import (
     CodeProviderFn,
     approval_request,
     check_authorization_url,
+    check_issuer,
     code_result,
+    require_s256,
     token_problem,
 )
 from lemon_skills.mcp.oauth.guard import UrlGuard
 from lemon_skills.mcp.oauth.listener import CallbackListener
 from lemon_skills.mcp.oauth.options import OAuthSettings, loopback_problem, parse_oauth
-from lemon_skills.mcp.oauth.tokens import (
-    CachedTokens,
-    MemoryTokenCache,
-    SecretTokenCache,
-    TokenCache,
-)
+from lemon_skills.mcp.oauth.tokens import MemoryTokenCache, SecretTokenCache, TokenCache
 
 __all__ = [
     "AuthorizationObserverFn",
@@ -98,21 +90,7 @@ class LemonOAuthProvider(OAuthClientProvider):
         code_provider: CodeProviderFn | None = None,
         on_authorization: AuthorizationObserverFn | None = None,
     ) -> None:
-        pkce = settings.flow == "authorization_code_pkce"
-        # A registered public client authenticates with "none"; a client still to be
-        # registered leaves the choice to the authorization server.
-        method = settings.token_auth_method if settings.client_secret else None
-        if method is None and settings.client_id:
-            method = "none"
-        metadata = OAuthClientMetadata(
-            redirect_uris=[AnyUrl(settings.redirect_uri)]
-            if pkce and settings.redirect_uri
-            else None,
-            grant_types=_GRANT_TYPES[settings.flow],
-            token_endpoint_auth_method=method,
-            scope=settings.scope,
-            client_name="lemon-skills",
-        )
+        metadata = client.metadata(settings)
         super().__init__(
             url,
             metadata,
@@ -132,16 +110,14 @@ class LemonOAuthProvider(OAuthClientProvider):
         self._listener: CallbackListener | None = None
         self._code_answer: CodeAnswer | None = None
         self._expected_state = ""
-        self._fixed_client = _fixed_client(settings, metadata)
+        self._fixed_client = client.registered(settings, metadata)
         self._guard = UrlGuard(url, server=server, trusted=settings.issuer)
-        self._dpop: dpop.DpopKey | None = None
         # The key is kept with the tokens: a cached bound token is useless without it.
-        self._dpop_secret = settings.dpop_key_secret or (
-            f"{settings.token_secret}-dpop" if settings.token_secret else None
+        self._dpop = dpop.Binding(
+            settings.dpop,
+            settings.dpop_key_secret
+            or (f"{settings.token_secret}-dpop" if settings.token_secret else None),
         )
-        self._bound = False  # the access token is DPoP-bound (token_type DPoP)
-        self._nonces: dict[str, str] = {}  # latest server-provided nonce per side
-        self._offered_algs: list[str] = []  # the AS's dpop_signing_alg_values_supported
 
     def describe(self) -> dict[str, Any]:
         """Token state for status output: never a token, only whether one is held."""
@@ -152,7 +128,7 @@ class LemonOAuthProvider(OAuthClientProvider):
             "client_id": self.context.client_info.client_id if self.context.client_info else None,
             "has_access_token": bool(tokens and tokens.access_token),
             "has_refresh_token": bool(tokens and tokens.refresh_token),
-            "dpop_bound": self._bound,
+            "dpop_bound": self._dpop.bound,
             "expires_at": self.context.token_expiry_time,
             "scope": tokens.scope if tokens else self.settings.scope,
             "token_endpoint": str(meta.token_endpoint) if meta else None,
@@ -173,7 +149,7 @@ class LemonOAuthProvider(OAuthClientProvider):
                     await self._guard.check(str(outgoing.url))
                 await self._prove(outgoing, resource=outgoing is request)
                 response = yield outgoing
-                await self._note_offer(outgoing, response)
+                await self._dpop.note_offer(outgoing, response)
                 if await self._took_nonce(outgoing, response, resource=outgoing is request):
                     response = yield outgoing  # RFC 9449 sections 8 and 9: once, fresh proof
                 if (
@@ -210,74 +186,28 @@ class LemonOAuthProvider(OAuthClientProvider):
 
     async def _prove(self, request: httpx2.Request, *, resource: bool) -> None:
         """Sign ``request`` with a fresh DPoP proof when it needs one: a resource request
-        presenting a DPoP-bound token (then with the ``DPoP`` scheme), or a token request when
-        DPoP is on (or offered by the authorization server and left on ``auto``)."""
+        presenting a DPoP-bound token, or a token request when DPoP is wanted."""
         if resource:
             tokens = self.context.current_tokens
-            if not (self._bound and tokens and "authorization" in request.headers):
-                return
-            key = await self._dpop_key()
-            request.headers["Authorization"] = f"{dpop.SCHEME} {tokens.access_token}"
-            request.headers["DPoP"] = key.proof(
-                request.method,
-                str(request.url),
-                access_token=tokens.access_token,
-                nonce=self._nonces.get("resource"),
-            )
-        elif self._dpop_wanted() and self._is_token_request(request):
-            key = await self._dpop_key()
-            request.headers["DPoP"] = key.proof(
-                request.method, str(request.url), nonce=self._nonces.get("token")
-            )
+            if self._dpop.bound and tokens and "authorization" in request.headers:
+                await self._dpop.prove_resource(request, tokens.access_token)
+        elif self._dpop.wanted() and self._is_token_request(request):
+            await self._dpop.prove_token(request)
 
     async def _took_nonce(
         self, request: httpx2.Request, response: httpx2.Response, *, resource: bool
     ) -> bool:
-        """Whether ``response`` is a ``use_dpop_nonce`` challenge to a proof we sent; if so the
-        nonce is kept for that side and ``request`` carries a fresh proof with it."""
-        if "DPoP" not in request.headers:
-            return False
+        """Whether ``response`` asked for a nonce; if so ``request`` carries a fresh proof."""
         side = "resource" if resource else "token"
-        if response.status_code == 400 and dpop.NONCE_HEADER in response.headers:
-            await response.aread()
-        nonce = dpop.nonce_challenge(response)
-        if nonce is None:
-            fresh = response.headers.get(dpop.NONCE_HEADER)
-            if fresh:
-                self._nonces[side] = fresh  # a server may hand out the next nonce any time
+        if not await self._dpop.take_nonce(request, response, side):
             return False
-        self._nonces[side] = nonce
         await self._prove(request, resource=resource)
         return True
-
-    def _dpop_wanted(self) -> bool:
-        mode = self.settings.dpop
-        if mode != "auto":
-            return mode == "on"
-        return self._bound or dpop.ALGORITHM in self._offered_algs
-
-    async def _note_offer(self, request: httpx2.Request, response: httpx2.Response) -> None:
-        """Keep the authorization server's ``dpop_signing_alg_values_supported`` (the SDK's
-        metadata model drops it)."""
-        if response.status_code != 200 or "/.well-known/" not in request.url.path:
-            return
-        try:
-            doc = json.loads(await response.aread())
-        except ValueError:
-            return
-        algs = doc.get("dpop_signing_alg_values_supported") if isinstance(doc, dict) else None
-        if isinstance(algs, list) and "token_endpoint" in doc:
-            self._offered_algs = [a for a in algs if isinstance(a, str)]
 
     def _is_token_request(self, request: httpx2.Request) -> bool:
         return request.method == "POST" and dpop.target_uri(str(request.url)) == dpop.target_uri(
             self._get_token_endpoint()
         )
-
-    async def _dpop_key(self) -> dpop.DpopKey:
-        if self._dpop is None:
-            self._dpop = await anyio.to_thread.run_sync(dpop.load_key, self._dpop_secret)
-        return self._dpop
 
     def _can_refresh(self) -> bool:
         return self.context.can_refresh_token() and self.context.oauth_metadata is not None
@@ -303,68 +233,21 @@ class LemonOAuthProvider(OAuthClientProvider):
     async def _initialize(self) -> None:
         cached = await anyio.to_thread.run_sync(self.cache.load)
         self.context.client_info = self._fixed_client
-        if cached is not None and self._matches(cached):
-            self._restore(cached)
+        client_id = self.settings.client_id
+        if cached is not None and token_cache.fits(
+            cached, self.context, client_id=client_id, server=self.server
+        ):
+            registered = self._fixed_client is None
+            token_cache.restore(self.context, cached, registered=registered, server=self.server)
+            self._dpop.bound = cached.token_type == dpop.SCHEME
         self._initialized = True
 
-    def _matches(self, cached: CachedTokens) -> bool:
-        resource = resource_url_from_server_url(self.context.server_url)
-        if cached.resource and not check_resource_allowed(resource, cached.resource):
-            logger.info("MCP server %s: cached OAuth tokens are for another resource", self.server)
-            return False
-        if self.settings.client_id and cached.client_id != self.settings.client_id:
-            logger.info("MCP server %s: cached OAuth tokens are for another client", self.server)
-            return False
-        return True
-
-    def _restore(self, cached: CachedTokens) -> None:
-        self.context.current_tokens = OAuthToken(
-            access_token=cached.access_token, refresh_token=cached.refresh_token, scope=cached.scope
-        )
-        self.context.token_expiry_time = cached.expires_at
-        self._bound = cached.token_type == dpop.SCHEME
-        try:
-            if cached.authorization_server_metadata:
-                meta = OAuthMetadata.model_validate(cached.authorization_server_metadata)
-                self.context.oauth_metadata = meta
-                self.context.auth_server_url = cached.issuer or str(meta.issuer)
-            if cached.protected_resource_metadata:
-                self.context.protected_resource_metadata = ProtectedResourceMetadata.model_validate(
-                    cached.protected_resource_metadata
-                )
-            if self._fixed_client is None and cached.client_info:
-                self.context.client_info = OAuthClientInformationFull.model_validate(
-                    cached.client_info
-                )
-        except ValidationError:
-            logger.warning("MCP server %s: ignored unreadable cached OAuth metadata", self.server)
-
     async def _persist(self) -> None:
-        tokens = self.context.current_tokens
-        if tokens is None:
-            return
-        meta = self.context.oauth_metadata
-        prm = self.context.protected_resource_metadata
-        client = self.context.client_info
-        record = CachedTokens(
-            access_token=tokens.access_token,
-            refresh_token=tokens.refresh_token,
-            expires_at=self.context.token_expiry_time,
-            scope=tokens.scope,
-            token_endpoint=str(meta.token_endpoint) if meta else None,
-            issuer=str(meta.issuer) if meta else None,
-            client_id=client.client_id if client else None,
-            resource=self.context.get_resource_url(),
-            client_info=(
-                client.model_dump(mode="json", exclude_none=True)
-                if client is not None and self._fixed_client is None
-                else None
-            ),
-            authorization_server_metadata=_dump(meta),
-            protected_resource_metadata=_dump(prm),
-            token_type=dpop.SCHEME if self._bound else None,
-        )
-        await anyio.to_thread.run_sync(self.cache.save, record)
+        token_type = dpop.SCHEME if self._dpop.bound else None
+        registered = self._fixed_client is None
+        saved = token_cache.record(self.context, token_type=token_type, registered=registered)
+        if saved is not None:
+            await anyio.to_thread.run_sync(self.cache.save, saved)
 
     def _select_authorization_server(self, advertised: list[str]) -> str:
         wanted = self.settings.issuer
@@ -374,13 +257,17 @@ class LemonOAuthProvider(OAuthClientProvider):
         if self.settings.scope:
             # The configured scope wins over the SDK's guess from the challenge or metadata.
             self.context.client_metadata.scope = self.settings.scope
-        self._check_issuer()
+        check_issuer(self.settings.issuer, self.context.oauth_metadata, server=self.server)
         if self.settings.flow == "client_credentials":
             return self._token_request({"grant_type": "client_credentials"})
         if self.settings.flow in ("jwt_bearer", "enterprise"):
             assertion = await self._assertion()
             return self._token_request({"grant_type": JWT_BEARER, "assertion": assertion})
-        self._require_s256()
+        require_s256(
+            self.context.oauth_metadata,
+            discovered=self.context.protected_resource_metadata is not None,
+            server=self.server,
+        )
         try:
             with anyio.fail_after(self.settings.authorization_timeout):
                 if self._code_provider is not None:
@@ -439,37 +326,6 @@ class LemonOAuthProvider(OAuthClientProvider):
             data["scope"] = self.context.client_metadata.scope
         return httpx2.Request("POST", self._get_token_endpoint(), data=data, headers=headers)
 
-    def _check_issuer(self) -> None:
-        wanted = self.settings.issuer
-        meta = self.context.oauth_metadata
-        if wanted and (meta is None or not issuers_match(str(meta.issuer), wanted)):
-            found = str(meta.issuer) if meta else "no authorization server metadata"
-            raise McpAuthError(
-                f"authorization server is {found}, not the configured oauth.issuer {wanted}",
-                server=self.server,
-            )
-
-    def _require_s256(self) -> None:
-        meta = self.context.oauth_metadata
-        if meta is None and self.context.protected_resource_metadata is None:
-            # A 2025-03-26 server: no protected-resource and no authorization-server metadata.
-            # That revision's fallback is /authorize, /token and /register at the server's
-            # origin; PKCE S256 is still sent. A server publishing metadata without S256 is
-            # refused (the 2025-06-18+ rule).
-            logger.info(
-                "MCP server %s publishes no OAuth metadata; using the 2025-03-26 default endpoints",
-                self.server,
-            )
-            return
-        methods = (meta.code_challenge_methods_supported or []) if meta else []
-        if "S256" not in methods:
-            raise McpAuthError(
-                "authorization server does not offer PKCE S256 (code_challenge_methods_supported"
-                f" = {methods or 'absent'}); refusing to start an authorization",
-                server=self.server,
-                hint="MCP authorization requires S256; ask the server operator to enable it",
-            )
-
     async def _on_redirect(self, authorization_url: str) -> None:
         check_authorization_url(authorization_url, server=self.server)
         request = AuthorizationRequest.from_url(authorization_url)
@@ -516,13 +372,13 @@ class LemonOAuthProvider(OAuthClientProvider):
         problem = self._token_problem(response)
         if problem:
             raise McpAuthError(problem, server=self.server)
-        await super()._handle_token_response(self._note_binding(response))
+        await super()._handle_token_response(self._dpop.note_binding(response))
 
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
         await response.aread()
         problem = self._token_problem(response)
         if problem is None:
-            return await super()._handle_refresh_response(self._note_binding(response))
+            return await super()._handle_refresh_response(self._dpop.note_binding(response))
         logger.warning("MCP server %s: refresh-token grant failed: %s", self.server, problem)
         self.context.clear_tokens()
         return False
@@ -530,21 +386,6 @@ class LemonOAuthProvider(OAuthClientProvider):
     def _token_problem(self, response: httpx2.Response) -> str | None:
         proven = "DPoP" in response.request.headers
         return token_problem(response, self._scrub, dpop=proven)
-
-    def _note_binding(self, response: httpx2.Response) -> httpx2.Response:
-        """Remember whether the new token is DPoP-bound; the SDK's token model knows only
-        ``Bearer``, so it is handed a copy saying so (the scheme is chosen in ``_prove``)."""
-        try:
-            body = json.loads(response.content)
-        except ValueError:
-            return response
-        if not isinstance(body, dict) or not isinstance(body.get("token_type"), str):
-            return response
-        self._bound = body["token_type"].lower() == "dpop"
-        if not self._bound:
-            return response
-        body["token_type"] = "Bearer"
-        return httpx2.Response(response.status_code, json=body, request=response.request)
 
 
 class _Storage:
@@ -565,60 +406,6 @@ class _Storage:
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         self._provider.context.client_info = client_info
         await self._provider._persist()
-
-
-_GRANT_TYPES: dict[str, list[str]] = {
-    "authorization_code_pkce": ["authorization_code", "refresh_token"],
-    "client_credentials": ["client_credentials"],
-    "jwt_bearer": [JWT_BEARER],
-    "enterprise": [JWT_BEARER],
-}
-
-
-def _fixed_client(
-    settings: OAuthSettings, metadata: OAuthClientMetadata
-) -> OAuthClientInformationFull | None:
-    if not settings.client_id:
-        return None  # PKCE without a client id registers one dynamically
-    return OAuthClientInformationFull(
-        client_id=settings.client_id,
-        client_secret=settings.client_secret,
-        redirect_uris=metadata.redirect_uris,
-        grant_types=metadata.grant_types,
-        token_endpoint_auth_method=metadata.token_endpoint_auth_method,
-        scope=settings.scope,
-    )
-
-
-def _dump(model: OAuthMetadata | ProtectedResourceMetadata | None) -> dict[str, Any] | None:
-    return None if model is None else model.model_dump(mode="json", exclude_none=True)
-
-
-def resolve_client_secret(settings: OAuthSettings, *, server: str | None = None) -> OAuthSettings:
-    """Fill ``client_secret`` (and the IdP's) from the secret named by ``client_secret_secret``
-    (or the env).
-
-    Raises:
-        ConfigError: a named secret is neither stored nor in the environment.
-    """
-    if settings.client_secret_secret and not settings.client_secret:
-        value = _named_secret(settings.client_secret_secret, "oauth.client_secret_secret", server)
-        settings = replace(settings, client_secret=value)
-    idp = settings.idp
-    if idp is not None and idp.client_secret_secret and not idp.client_secret:
-        value = _named_secret(idp.client_secret_secret, "oauth.idp.client_secret_secret", server)
-        settings = replace(settings, idp=replace(idp, client_secret=value))
-    return settings
-
-
-def _named_secret(name: str, key: str, server: str | None) -> str:
-    value = secrets.get(name, env_fallback=True)
-    if not value:
-        raise ConfigError(
-            f"{key} {name!r} is not set" + (f" (server {server!r})" if server else ""),
-            hint="store it with lemon_skills.secrets.set(NAME, VALUE) or export it as NAME",
-        )
-    return value
 
 
 def build_auth(

@@ -4,6 +4,7 @@ A record holds the access and refresh tokens, the absolute expiry, the token end
 authorization server's metadata, the client id (and a dynamically registered client), the
 granted scope and the resource the tokens are for. It is kept in memory, or in the secrets
 store under ``oauth.token_secret`` (keyring, or the 0600 ``secrets.json``) when configured.
+``fits``, ``restore`` and ``record`` move a record between the cache and the SDK's context.
 """
 
 from __future__ import annotations
@@ -14,6 +15,16 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
+
+from mcp.client.auth.oauth2 import OAuthContext
+from mcp.shared.auth import (
+    OAuthClientInformationFull,
+    OAuthMetadata,
+    OAuthToken,
+    ProtectedResourceMetadata,
+)
+from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
+from pydantic import ValidationError
 
 from lemon_skills import secrets
 
@@ -122,3 +133,72 @@ class SecretTokenCache:
 
     def save(self, tokens: CachedTokens) -> None:
         secrets.set(self.name, tokens.to_json(), provider=SECRET_PROVIDER)
+
+
+def fits(
+    cached: CachedTokens, context: OAuthContext, *, client_id: str | None, server: str
+) -> bool:
+    """Whether a cached record is for this server's resource and the configured client."""
+    resource = resource_url_from_server_url(context.server_url)
+    if cached.resource and not check_resource_allowed(resource, cached.resource):
+        logger.info("MCP server %s: cached OAuth tokens are for another resource", server)
+        return False
+    if client_id and cached.client_id != client_id:
+        logger.info("MCP server %s: cached OAuth tokens are for another client", server)
+        return False
+    return True
+
+
+def restore(context: OAuthContext, cached: CachedTokens, *, registered: bool, server: str) -> None:
+    """Put a cached record back into the SDK's context, so no metadata or token request is
+    needed; ``registered``: the client was registered dynamically (its record is cached)."""
+    context.current_tokens = OAuthToken(
+        access_token=cached.access_token, refresh_token=cached.refresh_token, scope=cached.scope
+    )
+    context.token_expiry_time = cached.expires_at
+    try:
+        if cached.authorization_server_metadata:
+            meta = OAuthMetadata.model_validate(cached.authorization_server_metadata)
+            context.oauth_metadata = meta
+            context.auth_server_url = cached.issuer or str(meta.issuer)
+        if cached.protected_resource_metadata:
+            context.protected_resource_metadata = ProtectedResourceMetadata.model_validate(
+                cached.protected_resource_metadata
+            )
+        if registered and cached.client_info:
+            context.client_info = OAuthClientInformationFull.model_validate(cached.client_info)
+    except ValidationError:
+        logger.warning("MCP server %s: ignored unreadable cached OAuth metadata", server)
+
+
+def record(
+    context: OAuthContext, *, token_type: str | None, registered: bool
+) -> CachedTokens | None:
+    """The record to cache for the context's current tokens (None while it holds none)."""
+    tokens = context.current_tokens
+    if tokens is None:
+        return None
+    meta = context.oauth_metadata
+    client = context.client_info
+    return CachedTokens(
+        access_token=tokens.access_token,
+        refresh_token=tokens.refresh_token,
+        expires_at=context.token_expiry_time,
+        scope=tokens.scope,
+        token_endpoint=str(meta.token_endpoint) if meta else None,
+        issuer=str(meta.issuer) if meta else None,
+        client_id=client.client_id if client else None,
+        resource=context.get_resource_url(),
+        client_info=(
+            client.model_dump(mode="json", exclude_none=True)
+            if client is not None and registered
+            else None
+        ),
+        authorization_server_metadata=_dump(meta),
+        protected_resource_metadata=_dump(context.protected_resource_metadata),
+        token_type=token_type,
+    )
+
+
+def _dump(model: OAuthMetadata | ProtectedResourceMetadata | None) -> dict[str, Any] | None:
+    return None if model is None else model.model_dump(mode="json", exclude_none=True)

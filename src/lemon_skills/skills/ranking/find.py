@@ -1,8 +1,9 @@
 """Rank skills for a request: ``lemon_skills.search`` over the skills' documents.
 
-The signals (BM25F over name, keywords, description, headings and body; typo and compound
-readings; phrases; exact name; coverage; the abstain bar) are corpus-neutral and live in
-``lemon_skills.search.scoring``; this module maps its matches back to skills.
+The signals (BM25F over name, keywords, description, headings, "When to use" sections and
+body; typo and compound readings; phrases; exact name; coverage; the abstain bar) are
+corpus-neutral and live in ``lemon_skills.search.scoring``; this module maps its matches back
+to skills.
 """
 
 from __future__ import annotations

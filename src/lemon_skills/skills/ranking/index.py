@@ -1,8 +1,9 @@
 """Skills as search documents: a skill's fields, their weights, and the index of a skill set.
 
 Each skill is split into fields (key and name, keywords and tags, description, body
-headings, body prose) and ranked by the corpus-neutral ``lemon_skills.search``; this module
-only says how an ``Entry`` becomes a ``search.Document`` and which field weighs what.
+headings, the body's "When to use" sections, body prose) and ranked by the corpus-neutral
+``lemon_skills.search``; this module only says how an ``Entry`` becomes a ``search.Document``
+and which field weighs what.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from lemon_skills import search
 from lemon_skills.search import index as search_index
 from lemon_skills.search import tokens
-from lemon_skills.search.index import BACKGROUND, FORMAT
+from lemon_skills.search.schema import BACKGROUND, FORMAT
 from lemon_skills.skills.model import Entry
 
 #: Body text past this many characters is not indexed: long references state their topic
@@ -24,12 +25,34 @@ from lemon_skills.skills.model import Entry
 BODY_CHARS = 20_000
 _FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.M | re.S)
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+)$", re.M)
+_LEVEL = re.compile(r"^ {0,3}(#{1,6})[ \t]", re.M)
+#: Headings of the sections that say when a skill applies (the SKILL.md convention: "When to
+#: use this skill", "Use this skill when", "Use cases", "Triggers"); "Do not use ..." is not one.
+_USAGE = re.compile(
+    r"^ {0,3}(#{1,6})[ \t]+(when to (use|activate|apply)\b|use (this skill )?when\b"
+    r"|(common |related )?use cases\b|(proactive )?triggers?\b)[^\n]*$",
+    re.I | re.M,
+)
 
 Weights = search.Weights
 #: Field weights and length normalisation for skills (chosen on labelled queries).
 DEFAULT_WEIGHTS = search.Weights(
-    field_weight={"name": 3.0, "keywords": 2.5, "description": 2.0, "headings": 1.0, "body": 0.1},
-    field_b={"name": 0.3, "keywords": 0.3, "description": 0.5, "headings": 0.6, "body": 0.75},
+    field_weight={
+        "name": 3.0,
+        "keywords": 2.5,
+        "description": 2.0,
+        "headings": 1.0,
+        "usage": 0.3,
+        "body": 0.1,
+    },
+    field_b={
+        "name": 0.3,
+        "keywords": 0.3,
+        "description": 0.5,
+        "headings": 0.6,
+        "usage": 0.6,
+        "body": 0.75,
+    },
 )
 
 
@@ -55,13 +78,29 @@ def entry_fields(entry: Entry) -> dict[str, str]:
     key = entry.key if entry.server is None else entry.key.partition(":")[2]
     name = " ".join(dict.fromkeys([*tokens.key_words(key), *tokens.key_words(entry.name)]))
     extra = [*m.keywords, *m.tags, *([m.category] if m.category else [])]
+    prose = _FENCE.sub("", body)
     return {
         "name": name,
         "keywords": " ".join(extra),
         "description": entry.description,
-        "headings": "\n".join(_HEADING.findall(_FENCE.sub("", body))),
+        "headings": "\n".join(_HEADING.findall(prose)),
+        "usage": usage_sections(prose),
         "body": body,
     }
+
+
+def usage_sections(body: str) -> str:
+    """The text of ``body``'s sections that say when the skill applies, each up to the next
+    heading of the same or a higher level (``body`` without code fences)."""
+    out = []
+    for m in _USAGE.finditer(body):
+        level = len(m.group(1))
+        end = next(
+            (h.start() for h in _LEVEL.finditer(body, m.end()) if len(h.group(1)) <= level),
+            len(body),
+        )
+        out.append(body[m.end() : end].strip())
+    return "\n".join(out)
 
 
 class _Fields(Mapping[str, str]):
@@ -86,14 +125,15 @@ class _Fields(Mapping[str, str]):
         return len(self._get())
 
 
-def document(entry: Entry) -> search.Document:
-    """``entry`` as a search document: named by key and name, project skills win ties."""
+def document(entry: Entry, stamp: tuple[object, ...] | None = None) -> search.Document:
+    """``entry`` as a search document: named by key and name, project skills win ties
+    (``stamp``: ``entry``'s, when already known)."""
     return search.Document(
         entry.key,
         _Fields(entry),
         names=(entry.key, entry.name),
         priority=_priority(entry),
-        stamp=_stamp(entry),
+        stamp=_stamp(entry) if stamp is None else stamp,
     )
 
 
@@ -116,24 +156,17 @@ def build_index(entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS)
     return Index(tuple(entries), search.build_index(docs, weights))
 
 
-def update_index(old: search.Index, entries: Sequence[Entry]) -> Index:
+def update_index(old: search.Index, entries: Sequence[Entry], *, merge: bool = True) -> Index:
     """The index of ``entries`` made from ``old`` (an index of an earlier state of these
     skills), re-reading only the skills added or edited since: equal to
-    ``build_index(entries)``."""
+    ``build_index(entries)`` (``merge``: see ``search.index.update_index``)."""
     stamps = [_stamp(e) for e in entries]
     known = search_index.stamps(old)
     if known == tuple(stamps):
         return Index(tuple(entries), old)
-    # A skill the index has keeps its rows: its document needs no text, only its stamp.
-    kept = set(known)
-    docs = []
-    for e, s in zip(entries, stamps, strict=True):
-        if s in kept:
-            kept.discard(s)  # a second skill with the same stamp is tokenised
-            docs.append(search.Document(e.key, {}, priority=_priority(e), stamp=s))
-        else:
-            docs.append(document(e))
-    return Index(tuple(entries), search_index.update_index(old, docs))
+    # Fields are read on first use: a skill the index has by its stamp is never read.
+    docs = [document(e, s) for e, s in zip(entries, stamps, strict=True)]
+    return Index(tuple(entries), search_index.update_index(old, docs, merge=merge))
 
 
 # --- byte form (for the on-disk cache) -------------------------------------------------------
@@ -154,11 +187,16 @@ def dumps(index: Index) -> bytes:
 
 
 def loads(
-    data: bytes | memoryview | mmap.mmap, *, weights: Weights = DEFAULT_WEIGHTS
+    data: bytes | memoryview | mmap.mmap,
+    *,
+    weights: Weights = DEFAULT_WEIGHTS,
+    base: bytes | memoryview | mmap.mmap | None = None,
+    base_tag: str | None = None,
 ) -> search.Index:
-    """The index ``dumps`` stored, for ``update_index`` with the current skills.
+    """The index ``dumps`` stored, for ``update_index`` with the current skills (a delta
+    needs the ``base`` it was stored over and its tag, see ``search.codec``).
 
     Raises:
         ValueError: the bytes are not an index of this format, machine or weights.
     """
-    return search.loads(data, weights)
+    return search.loads(data, weights, base=base, base_tag=base_tag)

@@ -3,8 +3,11 @@
 One file per skill tree: its name is a digest of where the skills come from and of the
 scorer's constants (``index.tree_key``), not of their text, so an edit does not miss it. The
 file records each skill's stat signature; a process that finds skills added, edited or
-removed since updates the stored index, re-reading only those skills, and writes it back in
-place. The file is memory-mapped, so a query reads only the pages of the terms it touches.
+removed since updates the stored index, re-reading only those skills, and writes what changed
+beside it (``KEY.delta``: everything but the rows, plus the rows of the changed skills), so
+an edit costs what it changed, not the size of the tree; once the changes outgrow an eighth
+of the index it is written whole again. The files are memory-mapped, so a query reads only
+the pages of the terms it touches.
 The cache is an optimisation only: an unreadable, corrupt or unwritable cache falls back to
 building in memory, never to an error.
 """
@@ -15,12 +18,15 @@ import contextlib
 import mmap
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from lemon_skills._fs import write_bytes_atomic
+from lemon_skills._gc import gc_paused
 from lemon_skills.paths import agent_dir
 from lemon_skills.search import Index as SearchIndex
-from lemon_skills.search import index as search_index
+from lemon_skills.search import codec
+from lemon_skills.search.postings import Rows
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import index as index_mod
 
@@ -32,6 +38,26 @@ KEEP = 8
 #: The last index of each tree this process built or read, so an edit seen by a running
 #: agent updates it in memory rather than from the file.
 _LAST: dict[str, index_mod.Index] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    """A cache file's rows as this process read or wrote them, and the file's identity then:
+    an index updated from those rows is written as a delta of that file."""
+
+    rows: Rows
+    tag: str
+    mapped: mmap.mmap | None = None  # the file's memory map, when the rows are read from it
+
+    def release(self) -> None:
+        """Drop the pages of the file this process has read (they are read again if needed):
+        merging every row must not keep all of them resident."""
+        if self.mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
+            with contextlib.suppress(OSError, ValueError):
+                self.mapped.madvise(mmap.MADV_DONTNEED)
+
+
+_BASES: dict[Path, _Base] = {}
 
 
 def cache_dir() -> Path:
@@ -51,36 +77,91 @@ def load_or_build(
     key = index_mod.tree_key(entries, weights)
     path = cache_dir() / f"{key}.idx"
     last = _LAST.get(key)
-    previous = last.core if last is not None and last.weights == weights else _read(path, weights)
-    if previous is not None:
-        index = index_mod.update_index(previous, entries)
-        if index.core is not previous:
-            _write(path, index)
-    else:
-        index = index_mod.build_index(entries, weights=weights)
-        _write(path, index)
+    with gc_paused():
+        if last is not None and last.weights == weights:
+            previous: SearchIndex | None = last.core
+        else:
+            previous = _read(path, weights)
+        if previous is not None:
+            # Not merged in memory: a large update is merged as it is written (``_write``).
+            index = index_mod.update_index(previous, entries, merge=False)
+            if index.core is not previous:
+                index = _write(path, index, weights)
+    if previous is None:
+        index = _write(path, index_mod.build_index(entries, weights=weights), weights)
     _LAST[key] = index
     return index
+
+
+def _delta(path: Path) -> Path:
+    return path.with_suffix(".delta")
+
+
+def _identity(st: os.stat_result) -> str:
+    """Which version of a file this is: replacing it (atomically, by rename) changes it."""
+    return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
 
 
 def _read(path: Path, weights: index_mod.Weights) -> SearchIndex | None:
     try:
         with path.open("rb") as fh:
+            tag = _identity(os.fstat(fh.fileno()))
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        return index_mod.loads(data, weights=weights)
+        index = _read_delta(path, data, tag, weights) or index_mod.loads(data, weights=weights)
+    except (OSError, ValueError):
+        return None
+    rows = codec.plain_rows(index) or codec.delta_base(index)
+    if rows is not None:
+        _BASES[path] = _Base(rows, tag, data)
+    return index
+
+
+def _read_delta(
+    path: Path, base: mmap.mmap, tag: str, weights: index_mod.Weights
+) -> SearchIndex | None:
+    """The index the delta beside ``path`` stores over it (None: no delta of this file)."""
+    try:
+        data = _delta(path).read_bytes()
+        return index_mod.loads(data, weights=weights, base=base, base_tag=tag)
     except (OSError, ValueError):
         return None
 
 
-def _write(path: Path, index: index_mod.Index) -> None:
-    with contextlib.suppress(OSError):
+def _write(path: Path, index: index_mod.Index, weights: index_mod.Weights) -> index_mod.Index:
+    """Store ``index`` (a delta when it is a light update of the file's rows) and return it,
+    or, when its rows were merged into the file as they were written, the file's index."""
+    core = index.core
+    try:
+        known = _BASES.get(path)
+        base = codec.delta_base(core)
+        on_file = known is not None and base is known.rows and _identity(path.stat()) == known.tag
+        if known is not None and on_file and not codec.needs_merge(core):
+            chunks = codec.dump_chunks(core, base_tag=known.tag)
+            write_bytes_atomic(_delta(path), chunks, durable=False)
+            return index
+        release = known.release if known is not None and base is known.rows else None
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, search_index.dump_chunks(index.core), durable=False)
+        write_bytes_atomic(path, codec.dump_chunks(core, done=release), durable=False)
+        _delta(path).unlink(missing_ok=True)
         _prune(path.parent)
+    except OSError:
+        return index
+    rows = codec.plain_rows(core)
+    if rows is not None:
+        _BASES[path] = _Base(rows, _identity(path.stat()))
+        return index
+    # The merged rows exist only in the file: read them from there.
+    merged = _read(path, weights)
+    return index if merged is None else index_mod.Index(index.entries, merged)
 
 
 def _prune(directory: Path) -> None:
-    files = sorted(directory.glob("*.idx"), key=lambda p: p.stat().st_mtime, reverse=True)
+    def changed(p: Path) -> float:
+        delta = _delta(p)
+        return max(p.stat().st_mtime, delta.stat().st_mtime if delta.exists() else 0.0)
+
+    files = sorted(directory.glob("*.idx"), key=changed, reverse=True)
     for old in files[KEEP:]:
         with contextlib.suppress(OSError):
             old.unlink()
+            _delta(old).unlink(missing_ok=True)

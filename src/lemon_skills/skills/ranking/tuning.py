@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lemon_skills import search
-from lemon_skills.search.index import BUILD_FIELDS, reweigh
+from lemon_skills.search.index import reweigh
+from lemon_skills.search.schema import BUILD_FIELDS
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import find
 from lemon_skills.skills.ranking.index import DEFAULT_WEIGHTS, Index, build_index

@@ -97,13 +97,20 @@ def persist(event: Event) -> int:
     )
 
 
+#: How many left-out keys a ``skill.prompt_render`` event names (``omitted_count`` stays
+#: exact): the first are the matches and nearest skills that did not fit; naming every skill a
+#: large catalogue leaves out would make each event, and each render, grow with the catalogue.
+OMITTED_KEYS = 50
+
+
 def prompt_metadata(
     rendered: RenderedPrompt,
     cwd: Path | None,
     mode: str,
     context: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """``skill.prompt_render`` metadata: which keys were shown, cut or left out; no text."""
+    """``skill.prompt_render`` metadata: which keys were shown, cut or left out (the first
+    ``OMITTED_KEYS`` of those); no text."""
     ctx = {k: v for k, v in (context or {}).items() if k in telemetry.CONTEXT_KEYS}
     return {
         "surface": "relevant" if rendered.relevant else "available",
@@ -111,7 +118,7 @@ def prompt_metadata(
         "skill_count": len(rendered.relevant) + len(rendered.listed),
         "skill_keys": [*rendered.relevant, *rendered.listed],
         "relevant_keys": list(rendered.relevant),
-        "omitted_keys": list(rendered.omitted),
+        "omitted_keys": list(rendered.omitted[:OMITTED_KEYS]),
         "truncated_count": len(rendered.truncated),
         "shortened_count": len(rendered.shortened),
         "omitted_count": len(rendered.omitted),
