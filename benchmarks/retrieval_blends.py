@@ -16,7 +16,8 @@ Blends: the shipped one with its grid (w {3, 2, 4} x bar {0.8, 0.7, 0.9}) and wi
 a higher floor; similarity as a z-score over all skills (how far a skill stands out for this
 query, not its raw cosine); answering when any of the three first results clears the bar,
 or also when the first result is among the k best both lexically and by similarity; bonuses
-for the 20 or all 453 most similar skills instead of 50; the request's best sentence.
+for the 20 or all 453 most similar skills instead of 50; the request's best sentence; one
+vector per skill of its description and its "When to use" lines.
 
 ``--mpnet DIR`` also embeds skills and queries with all-mpnet-base-v2 (a 12-layer, 768-d
 sentence model, 110M parameters, run here in numpy from the ``model.safetensors`` and
@@ -41,10 +42,12 @@ from corpus import bench_dir, bench_root, make_corpus
 
 from lemon_skills import search
 from lemon_skills.search import scoring
+from lemon_skills.search.embed import vectors
 from lemon_skills.search.metrics import Case, Report, load_cases, outcome, summarise
 from lemon_skills.skills import api
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import find
+from lemon_skills.skills.ranking import index as skill_index
 from lemon_skills.skills.ranking.semantic import Similarity, doc_text
 
 Blend = Callable[[int], tuple[Any, bool]]  # query number -> (scores, answer?)
@@ -227,6 +230,23 @@ def sentence_max(sims: Any, cases: Sequence[Case], sim: Similarity) -> Any:
     return out
 
 
+def usage_similarity(entries: Sequence[Entry], cases: Sequence[Case], sim: Similarity) -> Any:
+    """Similarity to one vector per skill of its key words, description and the lines of its
+    "When to use" sections (as far as the model reads, 256 tokens)."""
+    texts = []
+    for e in entries:
+        body = skill_index.entry_fields(e)["usage"]
+        lines = [
+            " ".join(_MARKUP.sub(" ", x).split()).strip(" -\t0123456789.")
+            for x in body.splitlines()
+        ]
+        lines = [x for x in lines if len(x.split()) >= 3]
+        texts.append(doc_text(e) + (" Use when: " + "; ".join(lines) if lines else ""))
+    matrix = vectors(texts, sim.enc)
+    return np.stack([matrix @ sim.enc.encode([c.query])[0] for c in cases])
+
+
+_MARKUP = re.compile(r"[*_`>#|]+")
 _SENTENCES = re.compile(r"(?<=[.!?;:\u2014])\s+")
 
 
@@ -309,6 +329,13 @@ def report(
             "lexical + MiniLM, 453 most similar",
             b,
             [additive(b, sims, w, 0.1, r, top=453) for w, r in grid],
+        )
+        usage = usage_similarity(entries, b.cases, sim)
+        b.fill_evidence(index, usage)
+        row(
+            "lexical + MiniLM of the description and usage lines",
+            b,
+            [additive(b, usage, w, 0.1, r) for w, r in grid],
         )
         best = sentence_max(sims, b.cases, sim)
         b.fill_evidence(index, best)

@@ -18,9 +18,12 @@ skills under new keys), then, in this order:
   refresh asked for), the median of rounds, each round a new edit; then after one edit with
   the update forced to be merged into the cache file, as it is once the changes since the
   file was written pass an eighth of it;
+* ``render_prompt p50 / p95`` - ``lemon_skills.render_prompt`` over every bench query,
+  warm (what a host pays per turn for the skills block);
 * with ``--cli``: whole ``lemon`` processes: ``lemon skill list`` and ``lemon prompt`` on a
-  fresh tree (no manifest cache, no index), then with both caches present, and ``lemon
-  skill find`` with no edit against after one edit.
+  fresh tree (no manifest cache, no index), then with both caches present, each pair run
+  ``rounds`` times interleaved and printed with its ratio, and ``lemon skill find`` with no
+  edit against after one edit.
 
 Wall-clock figures; ``cpu`` columns are CPU seconds of the process (this one, or the child),
 which a busy machine inflates less.
@@ -104,7 +107,7 @@ def run(size: int, queries: list[str], rounds: int, cli: bool, baseline: bool, w
         tree = Path(tmp)
         make_corpus(tree, size)
         if cli:
-            _cli(tree, queries[0])
+            _cli(tree, queries[0], rounds)
         view = api.view(tmp, refresh=True)
         entries = list(view.enabled())
         print(f"{size:>6} skills")
@@ -124,6 +127,18 @@ def run(size: int, queries: list[str], rounds: int, cli: bool, baseline: bool, w
                 f"{'':>14}find_relevant p50 {_ms(statistics.median(times))}"
                 f"  p95 {_ms(times[int(len(times) * 0.95)])}"
                 f"  (cpu p50 {_ms(statistics.median(cpu))}, {len(times)} calls, warm)"
+            )
+            renders, rcpu = [], []
+            for q in queries:
+                t, c = time.perf_counter(), time.process_time()
+                lemon_skills.render_prompt(q, cwd=tmp)
+                renders.append(time.perf_counter() - t)
+                rcpu.append(time.process_time() - c)
+            renders.sort()
+            print(
+                f"{'':>14}render_prompt p50 {_ms(statistics.median(renders))}"
+                f"  p95 {_ms(renders[int(len(renders) * 0.95)])}"
+                f"  (cpu p50 {_ms(statistics.median(rcpu))}, {len(renders)} calls, warm)"
             )
         if baseline and warm:
             _bm25s(entries, queries, rounds)
@@ -213,23 +228,40 @@ def _lemon(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def _cli(tree: Path, request: str) -> None:
+def _cli(tree: Path, request: str, rounds: int) -> None:
+    """Whole ``lemon`` processes as a user runs them (text output), each pair interleaved
+    ``rounds`` times so that a change in the machine's load hits both sides of a ratio."""
     env = dict(os.environ)
     agent = Path(env["LEMON_AGENT_DIR"])
     cwd = ["--cwd", str(tree)]
+    listing = ["skill", "list", *cwd]
+    prompt = ["prompt", request, *cwd]
 
     def fresh() -> None:
         shutil.rmtree(agent, ignore_errors=True)
 
+    def pair(label: str, a: list[str], b: list[str], cold: bool) -> None:
+        rows: list[tuple[float, float, float, float]] = []
+        for _ in range(rounds):
+            if cold:
+                fresh()
+            first = _lemon(a, env)
+            if cold:
+                fresh()
+            rows.append((*first, *_lemon(b, env)))
+        med = [statistics.median(r[i] for r in rows) for i in range(4)]
+        print(
+            f"{'':>14}{label}: list wall {med[0]:6.2f} s cpu {med[1]:6.2f} s;"
+            f" prompt wall {med[2]:6.2f} s cpu {med[3]:6.2f} s;"
+            f" prompt/list {med[2] / med[0]:4.2f}x wall, {med[3] / med[1]:4.2f}x cpu"
+            f" (median of {rounds})"
+        )
+
     def show(label: str, figures: tuple[float, float]) -> None:
         print(f"{'':>14}{label:<44} wall {figures[0]:7.2f} s  cpu {figures[1]:7.2f} s")
 
-    fresh()
-    show("lemon skill list, no cache", _lemon(["skill", "list", "--json", *cwd], env))
-    fresh()
-    show("lemon prompt, fresh tree (no cache)", _lemon(["prompt", request, *cwd], env))
-    show("lemon skill list, caches present", _lemon(["skill", "list", "--json", *cwd], env))
-    show("lemon prompt, caches present", _lemon(["prompt", request, *cwd], env))
+    pair("fresh tree (no cache)", listing, prompt, cold=True)
+    pair("caches present", listing, prompt, cold=False)
     show("lemon skill find, no edit", _lemon(["skill", "find", request, *cwd], env))
     skill = sorted((tree / ".lemon" / "skill").iterdir())[0] / "SKILL.md"
     with skill.open("a", encoding="utf-8") as fh:

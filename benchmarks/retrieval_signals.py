@@ -1,6 +1,6 @@
 """Each ranking signal's cross-validated effect, with its own constant tuned inside the folds.
 
-    python benchmarks/retrieval_signals.py [--folds 10] [--semantic]
+    python benchmarks/retrieval_signals.py [--folds 10] [--semantic] [--cost]
 
 For every signal below the labelled queries (every ``queries_dev*.jsonl`` of the bench) are
 answered once per value of the signal's constant (the first value switches it off) times every
@@ -12,10 +12,15 @@ description + body is printed beside them as the baseline.
 Signals:
 
 * ``usage`` - the body's "When to use" sections as a field of their own (weight off / 0.3 /
-  0.5 / 1.0; shipped 0.3);
+  0.5 / 1.0; shipped 0.3), or as a long field like the body (bag of words, its mentions
+  discounted in the IDF; weight off / 0.2 / 0.4);
 * ``names stay as typed`` - no typo or compound reading for a word written with a capital
   after the request's first word, or holding a digit (off / on; not shipped): a person's or
   a place's name, or a year, read as a typo of some skill's word is a false match.
+
+With ``--cost`` it also prints what the usage field costs: the CPU time of building the index
+and its serialised size, with and without the field, interleaved in one process (median of 5
+builds each).
 
 With ``--semantic`` (the semantic extra and its model installed) the embedding blends are
 measured the same way over the semantic grid (``tuning.SEMANTIC``): the shipped blend of the
@@ -28,7 +33,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
+import statistics
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -69,6 +76,10 @@ def _with_weight(weights: skill_index.Weights, field: str, w: float) -> skill_in
     if not w:
         return _without(weights, field)
     return dataclasses.replace(weights, field_weight={**weights.field_weight, field: w})
+
+
+def _as_long(weights: skill_index.Weights) -> skill_index.Weights:
+    return dataclasses.replace(weights, long_fields=weights.long_fields | {"usage"})
 
 
 def lexical_answers(
@@ -189,25 +200,50 @@ class ChunkSimilarity:
         return {int(i): float(total[i]) for i in order if total[i] > floor}
 
 
+def cost(entries: Sequence[Entry], shipped: skill_index.Weights) -> None:
+    """Build CPU and index size with and without the usage field, interleaved."""
+    variants = {"with usage": shipped, "without": _without(shipped, "usage")}
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    size = {}
+    for _ in range(5):
+        for name, weights in variants.items():
+            start = time.process_time()
+            index = skill_index.build_index(entries, weights=weights)
+            times[name].append(time.process_time() - start)
+            size[name] = len(skill_index.dumps(index))
+    for name in variants:
+        build = statistics.median(times[name]) * 1000
+        print(f"{name}: build {build:.0f} ms CPU, index {size[name] / 1e6:.2f} MB")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--semantic", action="store_true")
+    parser.add_argument("--cost", action="store_true", help="build time and size of the field")
     args = parser.parse_args()
     cases = [c for f in sorted(bench_root().glob("queries_dev*.jsonl")) for c in load_cases(f)]
     shipped = skill_index.DEFAULT_WEIGHTS
-    print(f"{len(cases)} queries, CV = {args.folds} folds; R@1 / R@3 / none-rej / false-rej\n")
-    print("| signal | dev (shipped value) | CV (value chosen in the folds) | values picked |")
-    print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         make_corpus(Path(tmp), len(list(bench_dir().iterdir())))
         entries = api.view(tmp).enabled()
+        if args.cost:
+            cost(entries, shipped)
+        print(f"{len(cases)} queries, CV = {args.folds} folds; R@1 / R@3 / none-rej / false-rej\n")
+        print("| signal | dev (shipped value) | CV (value chosen in the folds) | values picked |")
+        print("|---|---|---|---|")
         bm25 = evaluate(cases, bm25_ranker(entries, body=True))
         print(f"| plain BM25, name + description + body | {_fmt(bm25)} | (nothing tuned) | |")
         values = (0.0, 0.3, 0.5, 1.0)
         per = [lexical_answers(entries, cases, _with_weight(shipped, "usage", w)) for w in values]
         print(signal_row("lexical, usage field off", cases, per[:1], 0), flush=True)
         print(signal_row("lexical, usage field {off, .3, .5, 1}", cases, per, 1), flush=True)
+        long = [
+            lexical_answers(entries, cases, _as_long(_with_weight(shipped, "usage", w)))
+            for w in (0.2, 0.4)
+        ]
+        print(signal_row("lexical, usage as a long field {off, .2, .4}", cases, [per[0], *long], 0))
         with NamesAsTyped():
             named = lexical_answers(entries, cases, shipped)
         print(signal_row("lexical, names stay as typed {off, on}", cases, [per[1], named], 0))

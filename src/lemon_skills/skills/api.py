@@ -479,7 +479,11 @@ def _unmet(v: View) -> frozenset[str]:
     _, conditional = _offerable(v)
     if not conditional:
         return frozenset()
-    wants_servers = any(e.requirement("mcp") for e in conditional)
+    wants_servers = v.memo.get("prompt_wants_servers")
+    if wants_servers is None:
+        wants_servers = v.memo["prompt_wants_servers"] = any(
+            e.requirement("mcp") for e in conditional
+        )
     servers = _server_names(v) if wants_servers else None
     memo = v.memo.get("prompt_unmet")
     if memo is not None and memo[0] == servers:
