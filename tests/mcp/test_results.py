@@ -24,6 +24,17 @@ def test_text_and_image_blocks_keep_their_shape():
     }
 
 
+def test_text_blocks_keep_their_annotations_and_meta():
+    annotated = types.TextContent(
+        type="text", text="hi", annotations=types.Annotations(priority=0.5), _meta={"k": 1}
+    )
+    out = tool_result(types.CallToolResult(content=[annotated]), server="s", tool="t")
+    assert out.content == (
+        {"type": "text", "text": "hi", "annotations": {"priority": 0.5}, "meta": {"k": 1}},
+    )
+    assert call_json(out)["content"][0]["_meta"] == {"k": 1}
+
+
 def test_structured_only_results_become_json_text():
     result = types.CallToolResult(content=[], structured_content={"n": 1}, is_error=True)
     out = tool_result(result, server="s", tool="t")

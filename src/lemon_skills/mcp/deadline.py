@@ -10,8 +10,7 @@ cancelled, and the SDK tells the server with ``notifications/cancelled``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -30,21 +29,18 @@ class Deadline:
     _scope: anyio.CancelScope | None = field(default=None, repr=False)
     _cap: float = 0.0
 
-    @contextmanager
-    def running(self) -> Iterator[None]:
-        """Run the request's block under the deadline (re-armed on every entry).
+    def scope(self) -> anyio.CancelScope:
+        """A cancel scope for one attempt of the request, expiring at the deadline (re-armed
+        on every call). A block it ended early timed out: run it as
+        ``with deadline.scope(): return await ...`` and treat falling out of the block as
+        ``TimeoutError``; ``reason()`` says which limit it was.
 
-        Raises:
-            TimeoutError: the deadline passed; ``reason()`` says which limit it was.
+        A plain scope rather than a context manager of our own: this runs on every tool call.
         """
-        start = anyio.current_time()
-        self._cap = start + max(self.max_total_s, self.timeout_s)
-        with anyio.CancelScope(deadline=start + self.timeout_s) as scope:
-            self._scope = scope
-            yield
-        self._scope = None
-        if scope.cancelled_caught:
-            raise TimeoutError
+        now = anyio.current_time()
+        self._cap = now + max(self.max_total_s, self.timeout_s)
+        self._scope = anyio.CancelScope(deadline=now + self.timeout_s)
+        return self._scope
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         """Push the deadline back, then tell the caller's ``on_progress``."""

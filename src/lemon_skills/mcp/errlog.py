@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -105,6 +106,7 @@ class StderrPipe:
         self.log = log
         self._fd: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._poll: select.poll | None = None
         self.ended = False
 
     def open(self, stack: AsyncExitStack) -> TextIO:
@@ -122,6 +124,9 @@ class StderrPipe:
         os.set_blocking(read_fd, False)
         self._fd = read_fd
         self._loop.add_reader(read_fd, self._on_readable)
+        if hasattr(select, "poll"):
+            self._poll = select.poll()
+            self._poll.register(read_fd, select.POLLIN)
         stack.callback(self._close)
         writer = os.fdopen(write_fd, "w", encoding="utf-8")
         stack.callback(close_quietly, writer)
@@ -129,8 +134,12 @@ class StderrPipe:
 
     def gone(self) -> bool:
         """Whether every writer has closed the pipe: the server (and anything it started
-        with the same stderr) has exited. Reads what is pending; never blocks."""
-        if not self.ended and self._fd is not None:
+        with the same stderr) has exited. Reads what is pending; never blocks.
+
+        Asked before every request, so the usual answer (nothing pending) costs one
+        zero-timeout poll, not a read that fails with ``BlockingIOError``.
+        """
+        if not self.ended and self._fd is not None and (self._poll is None or self._poll.poll(0)):
             self._drain()
         return self.ended
 
@@ -165,6 +174,7 @@ class StderrPipe:
                 self._drain()
         if self._loop is not None:
             self._loop.remove_reader(self._fd)
+        self._poll = None
         os.close(self._fd)
         self._fd = None
         self.log.finish()

@@ -263,7 +263,9 @@ class McpManager:
                 an invalid result.
         """
         deadline = deadline or self.deadline(handle.config)
-        conn = await self._ready(handle)
+        conn = handle.conn
+        if conn is None or conn.gone():
+            conn = await self._ready(handle)
         try:
             return await self._send(handle, conn, op, what, deadline)
         except _Lost as lost:
@@ -291,7 +293,8 @@ class McpManager:
         return Deadline(timeout, cfg.max_total_timeout_ms / 1000, **kw)
 
     async def _ready(self, handle: ServerHandle) -> Connection:
-        """The live connection, reconnecting one that is gone or was lost."""
+        """The live connection, reconnecting one that is gone or was lost (``request`` asks
+        only when the one it holds is missing or gone)."""
         conn = handle.conn
         if conn is not None and not conn.gone():
             return conn
@@ -323,8 +326,9 @@ class McpManager:
     ) -> T:
         failed_before = getattr(handle.auth, "last_error", None)
         try:
-            with deadline.running():
+            with deadline.scope():
                 return await op(conn.client)
+            raise TimeoutError  # only reached when the deadline's scope ended the block
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
                 raise McpToolError(f"{what} {deadline.reason()}", server=handle.name) from None

@@ -17,6 +17,10 @@ from lemon_skills.tool import ToolResult
 
 def block_dict(block: Any) -> dict[str, Any]:
     """One content block as JSON (``_meta`` becomes ``meta``; empty fields dropped)."""
+    if type(block) is types.TextContent and block.annotations is None and block.meta is None:
+        # The usual block, built directly: a model dump costs more than the rest of the
+        # conversion on every tool call.
+        return {"type": "text", "text": block.text}
     data: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
     return data
 
@@ -45,8 +49,8 @@ def contents_text(item: Any) -> str:
 
 def tool_result(result: types.CallToolResult, *, server: str, tool: str) -> ToolResult:
     """A tool call's result: text, rich blocks, structured content and the error flag."""
-    blocks = tuple(block_dict(b) for b in result.content)
-    text = "\n".join(t for t in (block_text(b) for b in result.content) if t)
+    blocks = tuple([block_dict(b) for b in result.content])
+    text = "\n".join([t for t in map(block_text, result.content) if t])
     structured = result.structured_content
     if not text and structured is not None:
         text = json.dumps(structured, ensure_ascii=False)

@@ -165,7 +165,6 @@ class McpSource:
                 connection broke while the call was in flight (it is never sent twice).
         """
         args = dict(params) if params else {}
-        opts = _CallOptions(timeout, on_progress)
         core = self._rt.core
         if core is not None and cwd is None and self._rt.in_owner_loop():
             # The hot path of an agent loop inside `async with`: no thread hop, no path work.
@@ -173,6 +172,7 @@ class McpSource:
             if spec is not None:
                 return await core.invoke(spec, args, timeout=timeout, on_progress=on_progress)
         where = self._dir(cwd)
+        opts = _CallOptions(timeout, on_progress)
         return await self._rt.arun(lambda: self._call(name, args, where, opts))
 
     async def arefresh(self, cwd: PathArg = None) -> None:
@@ -249,7 +249,6 @@ class McpSource:
     ) -> ToolResult:
         """Synchronous ``acall_tool``."""
         args = dict(params) if params else {}
-        opts = _CallOptions(timeout, on_progress)
         core, sync = self._rt.core, self._rt.sync
         if core is not None and sync is not None and cwd is None and not self._rt.owned:
             spec = core.find(name, None)
@@ -258,6 +257,7 @@ class McpSource:
                     lambda: core.invoke(spec, args, timeout=timeout, on_progress=on_progress)
                 )
         where = self._dir(cwd)
+        opts = _CallOptions(timeout, on_progress)
         return self._rt.run(lambda: self._call(name, args, where, opts))
 
     def get_tool(self, name: str, cwd: PathArg = None) -> Tool | None:

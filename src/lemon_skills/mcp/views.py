@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from lemon_skills.errors import LemonSkillsError, McpToolError
@@ -235,8 +236,8 @@ class SourceCore:
                 await self._approved(spec, args)
             deadline = self.manager.deadline(h.config, timeout, on_progress=on_progress)
 
-            async def call(c: Any) -> Any:
-                return await c.call_tool(spec.target, args, progress_callback=deadline.progress)
+            def call(c: Client) -> Awaitable[Any]:  # the SDK's coroutine: no frame between
+                return c.call_tool(spec.target, args, progress_callback=deadline.progress)
 
             what = f"tool {spec.target!r}"
             result = await self.manager.request(h, call, what=what, deadline=deadline, resend=False)
