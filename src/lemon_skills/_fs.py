@@ -53,12 +53,10 @@ def write_bytes_atomic(
 
     Temp files a killed writer left in the same directory are removed first (``sweep_stale``).
     """
-    import tempfile  # writers only, like filelock: start-up of read-only commands stays lean
-
     path.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale(path.parent)
     while True:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+        fd, tmp = _create_temp(path)
         if _claim(fd, tmp):
             break
         os.close(fd)  # a sweeper removed it between creation and claim: take another name
@@ -80,6 +78,24 @@ def write_bytes_atomic(
         raise
     if durable:
         _fsync_dir(path.parent)
+
+
+#: How ``_create_temp`` opens: a new file only (never an existing one, never via a symlink).
+_TEMP_FLAGS = (
+    os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+)
+
+
+def _create_temp(path: Path) -> tuple[int, str]:
+    """Create a new private temp file beside ``path``: what ``tempfile.mkstemp`` does,
+    without importing ``tempfile`` (and ``random``, ``shutil``) into a command that writes
+    one cache file on its way to answering."""
+    while True:
+        tmp = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        try:
+            return os.open(tmp, _TEMP_FLAGS, 0o600), tmp
+        except FileExistsError:
+            continue
 
 
 def write_text_atomic(path: Path, text: str, *, mode: int | None = None) -> None:

@@ -162,3 +162,80 @@ def test_disable_model_invocation_and_allowed_tools():
 def test_body_line_points_at_first_body_line():
     p = parse("---\nname: x\ndescription: d\n---\n\nfirst\n")
     assert p.body_line == 6
+
+
+def _yaml_reading(source: str):
+    import yaml
+
+    data = yaml.load(source, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else None)
+    return {str(k): v for k, v in (data or {}).items()}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "name: db\ndescription: Use for databases, [tables] and {rows}.",
+        'name: "a11y"\ndescription: "Audit pages: contrast, keyboard."\n\nlicense: MIT  ',
+        "name: 'x'\ndescription: ''",
+        "name: a\nname: b",
+        "description: Café — naïve ✓ 日本語 & more | stuff > less",
+    ],
+)
+def test_plain_frontmatter_is_read_as_yaml_reads_it_without_the_yaml_parser(source):
+    from lemon_skills.skills.manifest import plain_mapping
+
+    assert plain_mapping(source) == _yaml_reading(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "name: db\ndescription: on",  # a bool, not the text "on"
+        "yes: x",
+        "description: null",
+        "version: 2",
+        "description: a: b",
+        "description: text # a comment",
+        "metadata:\n  author: x",
+        "description: first\n  continued",
+        "tags: [a, b]",
+        'description: "tab\\there"',
+        "description: 'it''s'",
+        "description: a\rb",
+        "description: a\u2028b",
+        "name:\tdb",
+        "# a comment\nname: db",
+    ],
+)
+def test_frontmatter_beyond_plain_strings_goes_to_the_yaml_parser(source):
+    from lemon_skills.skills.manifest import plain_mapping
+
+    assert plain_mapping(source) is None
+
+
+def test_plain_reading_never_differs_from_yaml_on_random_frontmatter():
+    import random
+
+    from lemon_skills.skills.manifest import plain_mapping
+
+    rng = random.Random(19)
+    keys = ["name", "description", "on", "null", "x-y_z", "a1", "3d", "-k"]
+    common = list("ab Z-_.,[]{}|>&*!%@`~09é✓") + ["on", "no", "null", "True"]
+    rare = list(":#'\"\t\\\u2028\x85\r\x07")
+    quotes = ["", "", '"', "'"]
+    claimed = 0
+    for _ in range(5_000):
+        lines = []
+        for _ in range(rng.randint(1, 3)):
+            quote = rng.choice(quotes)
+            value = "".join(
+                rng.choice(rare if rng.random() < 0.05 else common)
+                for _ in range(rng.randint(0, 12))
+            )
+            lines.append(rng.choice(keys) + rng.choice([": ", ":  ", ":"]) + quote + value + quote)
+        source = "\n".join(lines)
+        plain = plain_mapping(source)
+        if plain is not None:
+            claimed += 1
+            assert plain == _yaml_reading(source), source
+    assert claimed > 200  # the generator reaches the plain path, not only the fallback

@@ -215,6 +215,9 @@ def _load_toml(source: str, path: Path | None) -> dict[str, Any]:
 
 
 def _load_yaml(source: str, path: Path | None, warnings: list[FieldWarning]) -> dict[str, Any]:
+    plain = plain_mapping(source)
+    if plain is not None:
+        return plain
     from lemon_skills import _yaml  # PyYAML costs more to import than listing cached skills takes
 
     try:
@@ -243,6 +246,49 @@ def _load_yaml(source: str, path: Path | None, warnings: list[FieldWarning]) -> 
             f"frontmatter must be a mapping of fields, got {type(data).__name__}", path=path
         )
     return {str(k): v for k, v in data.items()}
+
+
+#: One ``key: value`` line whose value YAML reads as that very text: a plain scalar starting
+#: with a letter and holding no ``:``, ``#`` or quote, or a quoted one with no quote or escape
+#: inside. Tabs and every YAML line break other than ``\n`` are left to the YAML parser.
+_PLAIN_LINE = re.compile(
+    r"([A-Za-z][A-Za-z0-9_-]*):[ ]+"
+    r"(?:([A-Za-z][^:#'\"\t]*?)|\"([^\"\\\t]*)\"|'([^'\t]*)')[ ]*"
+)
+#: Plain scalars YAML 1.1 resolves to a bool or null rather than to a string.
+_NOT_STRINGS = frozenset(
+    form
+    for word in ("yes", "no", "true", "false", "on", "off", "null")
+    for form in (word, word.capitalize(), word.upper())
+)
+#: What the YAML reader refuses, and the line breaks it knows besides ``\n`` (``\r``, NEL,
+#: LS, PS): frontmatter holding any of them goes to the YAML parser.
+_NOT_PLAIN_TEXT = re.compile(
+    "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+def plain_mapping(source: str) -> dict[str, Any] | None:
+    """``source`` read as YAML without loading the YAML parser, when it is only ``key: value``
+    lines of string scalars (blank lines aside); None when the YAML parser must read it.
+
+    Most frontmatter is that (a name and a description), and a skill edited since the manifest
+    cache was written is re-parsed on the way to a ``lemon skill find``.
+    """
+    if _NOT_PLAIN_TEXT.search(source):
+        return None
+    data: dict[str, Any] = {}
+    for line in source.split("\n"):
+        if not line:
+            continue
+        m = _PLAIN_LINE.fullmatch(line)
+        if m is None:
+            return None
+        key, bare, double, single = m.groups()
+        if key in _NOT_STRINGS or bare in _NOT_STRINGS:
+            return None
+        data[key] = bare if bare is not None else double if double is not None else single
+    return data
 
 
 _TOP_SCALAR = re.compile(r"^([A-Za-z0-9_.-]+):[ \t]+(.+?)[ \t]*$")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from lemon_skills.cli import main
+from tests.cli.skill.test_list_cold import PROBE
 from tests.helpers.skills import write_skill
 
 
@@ -120,3 +123,38 @@ def test_eval_cv_reports_held_out_figures_of_the_tuning(project, project_skills,
     assert "3-fold cross-validation over 36 settings" in capsys.readouterr().out
     assert main([*args[:-1], "9"]) == 1
     assert "at least 9 queries" in capsys.readouterr().err
+
+
+#: What the first ``skill find`` after a SKILL.md edit (plain frontmatter) has no use for.
+EDIT_HEAVY = ("yaml", "tempfile")
+
+
+@pytest.mark.slow
+def test_find_after_an_edit_reparses_plain_frontmatter_without_yaml_or_tempfile(
+    project, project_skills
+):
+    import os
+    import subprocess
+    import sys
+
+    for i in range(70):  # enough skills for the ranking index to be kept on disk
+        write_skill(project_skills, f"chore-{i:02d}", description=f"Chore number {i}")
+    args = ["skill", "find", "rotate the zebra certificates", "--json", "--cwd", str(project)]
+
+    def find():
+        proc = subprocess.run(
+            [sys.executable, "-c", PROBE, *args],
+            input=json.dumps(EDIT_HEAVY),
+            capture_output=True,
+            text=True,
+            env=dict(os.environ),
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout), json.loads(proc.stderr.splitlines()[-1])
+
+    find()  # writes the manifest cache and the ranking index
+    write_skill(project_skills, "chore-07", description="Rotate zebra certificates monthly.")
+    found, probe = find()
+    assert [m["key"] for m in found][:1] == ["chore-07"]
+    assert probe == {"code": 0, "heavy": []}
