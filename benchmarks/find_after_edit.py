@@ -7,8 +7,10 @@ A project corpus of ``--size`` skills is made with ``corpus.make_corpus``. Each 
 agent dir (its own manifest cache and cached index), warmed by one ``lemon skill find``. Then,
 each round, one SKILL.md is appended to and every variant runs ``python -m lemon_skills skill
 find`` once, in a new process, the variants' order alternating between rounds so a busy
-machine weighs on them alike. Printed per variant: the median and min CPU seconds (user +
-system of the child) and wall seconds, and the ratio of the medians to the first variant's.
+machine weighs on them alike. Printed first: how many bench skills have frontmatter the
+plain reader takes (no PyYAML import when one of them is re-parsed); then per variant: the
+median and min CPU seconds (user + system of the child) and wall seconds, and the ratio of
+the medians to the first variant's.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from corpus import make_corpus
+from corpus import bench_dir, make_corpus
 
 QUERY = "merge two pdf files"
 
@@ -47,6 +49,17 @@ def _run(tree: Path, src: str | None, agent: Path) -> tuple[float, float]:
     return cpu, wall
 
 
+def _plain_share() -> tuple[int, int]:
+    from lemon_skills.skills.manifest import plain_mapping, split_frontmatter
+
+    files = sorted(bench_dir().glob("*/SKILL.md"))
+    plain = 0
+    for f in files:
+        split = split_frontmatter(f.read_text(encoding="utf-8"))
+        plain += split.format == "yaml" and plain_mapping(split.frontmatter) is not None
+    return plain, len(files)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=10_000)
@@ -54,6 +67,8 @@ def main() -> None:
     parser.add_argument("--src", action="append", default=None)
     args = parser.parse_args()
     variants: list[str | None] = list(args.src or [None])
+    plain, total = _plain_share()
+    print(f"bench skills with plain frontmatter (read without PyYAML): {plain} of {total}")
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / "tree"
         make_corpus(tree, args.size)
