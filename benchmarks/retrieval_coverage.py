@@ -1,6 +1,6 @@
 """Ranking signals against a rival that wins on one rare word, measured by cross-validation.
 
-    python benchmarks/retrieval_coverage.py [--folds 10]
+    python benchmarks/retrieval_coverage.py [--folds 10] [--margins] [--semantic] [--only NAME ...]
 
 A request's wrong first answer often rests on one rare word of its name or description
 while the right skill holds several of the request's words. Each variant below changes only
@@ -28,6 +28,10 @@ requests no skill serves, those whose first result was right and those whose was
 * ``lead w`` - the description's first sentence (what the skill is, before the list of
   triggers and of what it is not for) as a short field of its own at weight w {off, 1, 2}.
 
+* ``disclaimers`` - the description's clauses that say what the skill is not for ("NOT for
+  X (use other-skill)", "Do not use for ...") left out of its field (kept / dropped; with
+  ``--semantic`` also measured with the semantic extra over its grid).
+
 Plain BM25 over name + description + body is printed beside them as the baseline.
 """
 
@@ -51,6 +55,7 @@ from lemon_skills.search.metrics import Case, evaluate, load_cases
 from lemon_skills.skills import api
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import index as skill_index
+from lemon_skills.skills.ranking.semantic import Similarity
 
 Tally = Callable[[Index, scoring.Query], scoring._Tally]
 SHIPPED: Tally = scoring._tally
@@ -120,6 +125,32 @@ def with_lead(entries: Sequence[Entry], cases: Sequence[Case], weight: float) ->
         skill_index.entry_fields = shipped
 
 
+#: A clause of a description that says what the skill is not for, up to the sentence's end.
+_DISCLAIMER = re.compile(
+    r"\b(not for|not meant for|do not use|don'?t use|not to be used)\b[^.;!?]*[.;!?]?", re.I
+)
+
+
+def without_disclaimers(
+    entries: Sequence[Entry],
+    cases: Sequence[Case],
+    similar: Callable[[str], dict[int, float]] | None = None,
+) -> list[Answers]:
+    """Answers with the description's "NOT for ..." clauses left out of its field."""
+    shipped = skill_index.entry_fields
+
+    def fields(entry: Entry) -> dict[str, str]:
+        out = shipped(entry)
+        out["description"] = _DISCLAIMER.sub(" ", out["description"])
+        return out
+
+    skill_index.entry_fields = fields
+    try:
+        return lexical_answers(entries, cases, skill_index.DEFAULT_WEIGHTS, similar)
+    finally:
+        skill_index.entry_fields = shipped
+
+
 def with_tally(entries: Sequence[Entry], cases: Sequence[Case], tally: Tally) -> list[Answers]:
     scoring._tally = tally
     try:
@@ -161,6 +192,7 @@ def margins(entries: Sequence[Entry], cases: Sequence[Case]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--semantic", action="store_true", help="disclaimers with embeddings")
     parser.add_argument("--margins", action="store_true", help="the rejected first results")
     parser.add_argument("--only", nargs="*", help="measure only these signals (names as printed)")
     args = parser.parse_args()
@@ -200,6 +232,23 @@ def main() -> None:
             for i, v in enumerate(lead_values, 1):
                 print(signal_row(f"lead {v} only", cases, [per[i]], 0), flush=True)
             print(signal_row(f"lead {{off, {lead_values}}}", cases, per, 0), flush=True)
+        if not args.only or "disclaimers" in args.only:
+            per = [off, without_disclaimers(entries, cases)]
+            print(signal_row("disclaimers dropped only", cases, [per[1]], 0), flush=True)
+            print(signal_row("disclaimers {kept, dropped}", cases, per, 0), flush=True)
+            print(signal_row("disclaimers {dropped, kept}", cases, per[::-1], 0), flush=True)
+            if args.semantic:
+                sim = Similarity(entries)
+                floor = skill_index.DEFAULT_WEIGHTS.semantic_floor
+
+                def similar(q: str) -> dict[int, float]:
+                    return sim(q, floor=floor)
+
+                base = skill_index.DEFAULT_WEIGHTS
+                kept = lexical_answers(entries, cases, base, similar)
+                dropped = without_disclaimers(entries, cases, similar)
+                print(signal_row("+ semantic, disclaimers kept", cases, [kept], 0))
+                print(signal_row("+ semantic, disclaimers dropped", cases, [dropped], 0))
         for name, make, values in (
             ("short words", short_words, (0.5, 1.0, 2.0)),
             ("saturate", saturate, (1.0, 1.5, 2.5)),
