@@ -10,6 +10,10 @@ tokenising costs.
 The bench (a folder holding ``skills/`` and the ``queries_*.jsonl`` files) is
 ``$LEMON_BENCH_DIR`` when set, else the first ``shared/bench`` found beside the checkout or
 any folder above it (or above the current directory).
+
+Importing this module also points ``LEMON_AGENT_DIR`` (unless it is set) at
+``benchmarks/out/agent``: a benchmark run by hand keeps its pins, approvals and caches there,
+never in the user's own agent dir, and the embedding cache survives between runs.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import shutil
 from pathlib import Path
 
 _NAME = re.compile(r"^name:.*$", re.M)
+
+os.environ.setdefault("LEMON_AGENT_DIR", str(Path(__file__).resolve().parent / "out" / "agent"))
 
 
 def bench_root() -> Path:

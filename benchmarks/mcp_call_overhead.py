@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import corpus  # noqa: F401  (its import keeps the run's pins out of the user's agent dir)
 from mcp import Client, StdioServerParameters
 
 from lemon_skills.mcp.source import McpSource

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import anyio
+import corpus  # noqa: F401  (its import keeps the run's pins out of the user's agent dir)
 from mcp import Client, StdioServerParameters
 
 from lemon_skills.mcp.source import McpSource
