@@ -11,9 +11,10 @@ The bench (a folder holding ``skills/`` and the ``queries_*.jsonl`` files) is
 ``$LEMON_BENCH_DIR`` when set, else the first ``shared/bench`` found beside the checkout or
 any folder above it (or above the current directory).
 
-Importing this module also points ``LEMON_AGENT_DIR`` (unless it is set) at
-``benchmarks/out/agent``: a benchmark run by hand keeps its pins, approvals and caches there,
-never in the user's own agent dir, and the embedding cache survives between runs.
+When a benchmark of this folder runs, importing this module also points ``LEMON_AGENT_DIR``
+(unless it is set) at ``benchmarks/out/agent``: a benchmark run by hand keeps its pins,
+approvals and caches there, never in the user's own agent dir, and the embedding cache
+survives between runs.
 """
 
 from __future__ import annotations
@@ -22,11 +23,16 @@ import argparse
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 _NAME = re.compile(r"^name:.*$", re.M)
 
-os.environ.setdefault("LEMON_AGENT_DIR", str(Path(__file__).resolve().parent / "out" / "agent"))
+_HERE = Path(__file__).resolve().parent
+# Only for a benchmark run as a script from this folder: a test importing these helpers keeps
+# the agent dir its own fixtures give it.
+if sys.argv and Path(sys.argv[0]).resolve().parent == _HERE:
+    os.environ.setdefault("LEMON_AGENT_DIR", str(_HERE / "out" / "agent"))
 
 
 def bench_root() -> Path:
