@@ -187,7 +187,7 @@ def _bm25s(entries: list[Entry], queries: list[str], rounds: int) -> None:
         import bm25s
         import Stemmer
     except ImportError:
-        print(f"{'':>14}bm25s: not installed (pip install bm25s)")
+        print(f"{'':>14}bm25s: not installed (pip install -e '.[bench]')")
         return
     stemmer = Stemmer.Stemmer("english")
     corpus = [f"{e.key} {e.name} {e.description} {e.body}" for e in entries]

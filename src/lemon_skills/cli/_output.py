@@ -176,6 +176,12 @@ def colour(text: str, state: str | None = None, **style: Any) -> str:
     return click.style(text, fg=fg, **style) if fg or style else text
 
 
+def first_line(text: str | None) -> str:
+    """The first line of a description, for a table cell ("" when there is none)."""
+    stripped = (text or "").strip()
+    return stripped.splitlines()[0] if stripped else ""
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: bool = True) -> None:
     """Print an aligned table; the last column is cut to the terminal width."""
     if not rows:

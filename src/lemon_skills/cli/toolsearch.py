@@ -12,6 +12,7 @@ from lemon_skills.cli._output import (
     cwd_option,
     emit_json,
     eval_report,
+    first_line,
     json_option,
     note,
     queries_option,
@@ -37,7 +38,7 @@ def show_matches(found: Sequence[ToolMatch], *, explain: bool, as_json: bool) ->
     if not explain:
         table(
             ["NAME", "SCORE", "DESCRIPTION"],
-            [[m.spec.name, f"{m.score:.2f}", _first_line(m.spec.description)] for m in found],
+            [[m.spec.name, f"{m.score:.2f}", first_line(m.spec.description)] for m in found],
         )
         return
     for m in found:
@@ -108,7 +109,3 @@ def eval_cmd(
             extra=[("p50", f"{result.p50_ms:.2f} ms")],
             expected_shown=3,
         )
-
-
-def _first_line(text: str) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""

@@ -8,7 +8,15 @@ from typing import Any, TypeVar
 
 import click
 
-from lemon_skills.cli._output import emit_json, json_option, note, semantic_option, table, warn
+from lemon_skills.cli._output import (
+    emit_json,
+    first_line,
+    json_option,
+    note,
+    semantic_option,
+    table,
+    warn,
+)
 from lemon_skills.cli.mcp import cwd_option, server_option
 from lemon_skills.cli.mcp.servers import connect, print_held, progress
 
@@ -92,7 +100,7 @@ def tools_cmd(
         table(
             ["NAME", "SERVER", "TOOL", "DESCRIPTION"],
             [
-                [r["name"], r["server"], r["tool"], _first_line(r["description"])]
+                [r["name"], r["server"], r["tool"], first_line(r["description"])]
                 for r in report.rows
             ],
         )
@@ -117,7 +125,7 @@ def resources_cmd(server: str | None = None, cwd: Path | None = None, as_json: b
                 r["server"],
                 r.get("uri") or r.get("uriTemplate", ""),
                 r.get("name", ""),
-                _first_line(r.get("description", "")),
+                first_line(r.get("description", "")),
             ]
             for r in report.rows
         ],
@@ -143,7 +151,7 @@ def prompts_cmd(server: str | None = None, cwd: Path | None = None, as_json: boo
                 r["server"],
                 r["name"],
                 ", ".join(a["name"] for a in r.get("arguments", [])),
-                _first_line(r.get("description", "")),
+                first_line(r.get("description", "")),
             ]
             for r in report.rows
         ],
@@ -189,7 +197,3 @@ def _emit_provider_tools(rows: Any, fmt: Any) -> None:
 
 def _tool_row(row: dict[str, Any]) -> dict[str, Any]:
     return {k: row[k] for k in ("name", "server", "tool", "description", "input_schema")}
-
-
-def _first_line(text: str) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
