@@ -8,6 +8,7 @@ import json
 import pytest
 
 from lemon_skills.cli import main
+from tests.helpers.probe import lemon_in_new_process
 from tests.helpers.skills import write_skill
 
 
@@ -37,14 +38,6 @@ def test_prompt_with_tools_sends_the_fitting_tools_and_tool_search(configured, c
     assert data["tool_chars"] > 0 and data["chars"] + data["tool_chars"] <= data["budget"]
 
 
-PROBE = """
-import json, sys
-from lemon_skills.cli import main
-code = main(sys.argv[1:])
-heavy = sorted(m for m in json.loads(sys.stdin.read()) if m in sys.modules)
-print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
-"""
-
 #: What a skills-only `lemon prompt` with its caches in place has no use for.
 HEAVY = (
     "yaml",
@@ -59,23 +52,12 @@ HEAVY = (
 
 @pytest.mark.slow
 def test_a_prompt_with_caches_loads_no_tool_layer_parser_or_tracer(project, project_skills):
-    import os
-    import subprocess
-    import sys
 
     for i in range(70):  # enough skills for the ranking index to be kept on disk
         write_skill(project_skills, f"skill-{i:02d}", description=f"Chore number {i}")
     write_skill(project_skills, "k8s", description="Debug crash-looping Kubernetes pods")
     args = ["prompt", "my kubernetes pods keep crashing", "--cwd", str(project)]
     for _ in range(2):  # the first writes the manifest and index caches
-        proc = subprocess.run(
-            [sys.executable, "-c", PROBE, *args],
-            input=json.dumps(HEAVY),
-            capture_output=True,
-            text=True,
-            env=dict(os.environ),
-            check=False,
-        )
-        assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stderr.splitlines()[-1]) == {"code": 0, "heavy": []}
-    assert '<skill key="k8s"' in proc.stdout
+        stdout, probe = lemon_in_new_process(args, HEAVY)
+    assert probe == {"code": 0, "heavy": []}
+    assert '<skill key="k8s"' in stdout

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from lemon_skills.cli import main
-from tests.cli.skill.test_list_cold import PROBE
+from tests.helpers.probe import lemon_in_new_process
 from tests.helpers.skills import write_skill
 
 
@@ -133,25 +133,14 @@ EDIT_HEAVY = ("yaml", "tempfile")
 def test_find_after_an_edit_reparses_plain_frontmatter_without_yaml_or_tempfile(
     project, project_skills
 ):
-    import os
-    import subprocess
-    import sys
 
     for i in range(70):  # enough skills for the ranking index to be kept on disk
         write_skill(project_skills, f"chore-{i:02d}", description=f"Chore number {i}")
     args = ["skill", "find", "rotate the zebra certificates", "--json", "--cwd", str(project)]
 
     def find():
-        proc = subprocess.run(
-            [sys.executable, "-c", PROBE, *args],
-            input=json.dumps(EDIT_HEAVY),
-            capture_output=True,
-            text=True,
-            env=dict(os.environ),
-            check=False,
-        )
-        assert proc.returncode == 0, proc.stderr
-        return json.loads(proc.stdout), json.loads(proc.stderr.splitlines()[-1])
+        stdout, probe = lemon_in_new_process(args, EDIT_HEAVY)
+        return json.loads(stdout), probe
 
     find()  # writes the manifest cache and the ranking index
     write_skill(project_skills, "chore-07", description="Rotate zebra certificates monthly.")

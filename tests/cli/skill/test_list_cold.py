@@ -1,11 +1,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 from lemon_skills.cli import main
+from tests.helpers.probe import lemon_in_new_process
 from tests.helpers.skills import write_skill
 
 #: Modules a cold `skill list` has no use for while the manifest cache is valid.
@@ -18,26 +16,10 @@ HEAVY = (
     "lemon_skills.skills.ranking.find",
 )
 
-PROBE = """
-import json, sys
-from lemon_skills.cli import main
-code = main(sys.argv[1:])
-heavy = sorted(m for m in json.loads(sys.stdin.read()) if m in sys.modules)
-print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
-"""
-
 
 def _list_in_new_process(project):
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, "skill", "list", "--json", "--cwd", str(project)],
-        input=json.dumps(HEAVY),
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout), json.loads(proc.stderr.splitlines()[-1])
+    stdout, probe = lemon_in_new_process(["skill", "list", "--json", "--cwd", str(project)], HEAVY)
+    return json.loads(stdout), probe
 
 
 def test_second_start_lists_from_the_cache_without_parsers_locks_or_ranking(
