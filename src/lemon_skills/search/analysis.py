@@ -10,7 +10,7 @@ import marshal
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from lemon_skills.search import tokens
 from lemon_skills.search.schema import FORMAT, Document, Weights
@@ -179,7 +179,27 @@ class Shorts:
 _MAX_DEPTH = 8
 
 
-class _Remapped(Sequence[Analysed | bytes | memoryview]):
+T = TypeVar("T")
+
+
+class LazyItems(Sequence[T]):
+    """A sequence whose items are worked out when read (``_at``); a slice reads each of its
+    items the same way."""
+
+    def _at(self, i: int) -> T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[T]: ...
+    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
+        if isinstance(i, slice):
+            return [self._at(k) for k in range(len(self))[i]]
+        return self._at(i)
+
+
+class _Remapped(LazyItems[Analysed | bytes | memoryview]):
     """An earlier document list's short fields renumbered, plus those of new documents."""
 
     def __init__(self, old: Shorts, source: list[int], fresh: Mapping[int, Analysed]) -> None:
@@ -190,15 +210,7 @@ class _Remapped(Sequence[Analysed | bytes | memoryview]):
     def __len__(self) -> int:
         return len(self._source)
 
-    @overload
-    def __getitem__(self, i: int) -> Analysed | bytes | memoryview: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[Analysed | bytes | memoryview]: ...
-    def __getitem__(
-        self, i: int | slice
-    ) -> Analysed | bytes | memoryview | Sequence[Analysed | bytes | memoryview]:
-        if isinstance(i, slice):
-            return [self[k] for k in range(len(self))[i]]
+    def _at(self, i: int) -> Analysed | bytes | memoryview:
         s = self._source[i]
         return self._old.raw(s) if s >= 0 else self._fresh[i]
 

@@ -16,13 +16,13 @@ import struct
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from lemon_skills.search import postings as rows_mod
-from lemon_skills.search.analysis import Shorts
+from lemon_skills.search.analysis import LazyItems, Shorts
 from lemon_skills.search.index import Index, assemble, stamps
 from lemon_skills.search.schema import BUILD_FIELDS, FORMAT, Weights
 from lemon_skills.search.store import Store, StoredState, doc_state, encode_state
@@ -207,7 +207,7 @@ class _Stored:
         return _Blobs(self.blobs[4], self.ends)
 
 
-class _Blobs(Sequence[memoryview]):
+class _Blobs(LazyItems[memoryview]):
     """Each document's stored short fields, sliced from the file when asked for."""
 
     def __init__(self, text: memoryview, ends: list[int]) -> None:
@@ -217,17 +217,11 @@ class _Blobs(Sequence[memoryview]):
     def __len__(self) -> int:
         return len(self._ends)
 
-    @overload
-    def __getitem__(self, i: int) -> memoryview: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[memoryview]: ...
-    def __getitem__(self, i: int | slice) -> memoryview | Sequence[memoryview]:
-        if isinstance(i, slice):
-            return [self[k] for k in range(len(self))[i]]
+    def _at(self, i: int) -> memoryview:
         return self._text[self._ends[i - 1] if i > 0 else 0 : self._ends[i]]
 
 
-class _Merged(Sequence[memoryview]):
+class _Merged(LazyItems[memoryview]):
     """A delta's documents' short fields: their own, or their base document's."""
 
     def __init__(self, own: _Blobs, base: _Blobs, source: list[int]) -> None:
@@ -238,13 +232,7 @@ class _Merged(Sequence[memoryview]):
     def __len__(self) -> int:
         return len(self._source)
 
-    @overload
-    def __getitem__(self, i: int) -> memoryview: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[memoryview]: ...
-    def __getitem__(self, i: int | slice) -> memoryview | Sequence[memoryview]:
-        if isinstance(i, slice):
-            return [self[k] for k in range(len(self))[i]]
+    def _at(self, i: int) -> memoryview:
         s = self._source[i]
         return self._base[s] if s >= 0 else self._own[i]
 
