@@ -34,6 +34,9 @@ from lemon_skills.skills.ranking import index as index_mod
 MIN_SKILLS = 64
 #: Cached indexes kept (one per skill tree: several projects).
 KEEP = 8
+#: From this many skills, the first query of a tree whose index was never built is answered
+#: from an index focused on it (``index.focused_index``): indexing every body takes seconds.
+FOCUS_MIN = 2_000
 
 #: The last index of each tree this process built or read, so an edit seen by a running
 #: agent updates it in memory rather than from the file.
@@ -63,6 +66,17 @@ _BASES: dict[Path, _Base] = {}
 def cache_dir() -> Path:
     """Where cached indexes live (``$LEMON_AGENT_DIR/cache/ranking``)."""
     return agent_dir() / "cache" / "ranking"
+
+
+def is_cached(
+    entries: Sequence[Entry], *, weights: index_mod.Weights = index_mod.DEFAULT_WEIGHTS
+) -> bool:
+    """Whether an index of this tree is in this process or on disk, so ranking with it costs
+    only the changes since."""
+    if len(entries) < MIN_SKILLS or os.environ.get("LEMON_NO_INDEX_CACHE"):
+        return False
+    key = index_mod.tree_key(entries, weights)
+    return key in _LAST or (cache_dir() / f"{key}.idx").exists()
 
 
 def load_or_build(
