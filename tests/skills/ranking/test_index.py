@@ -33,6 +33,19 @@ def test_fields_split_a_skill_into_name_keywords_description_headings_and_body()
     assert fields["headings"] == "Merging\nSplitting pages"  # not the line inside the fence
 
 
+def test_a_skill_named_unlike_its_folder_is_found_by_both():
+    entry = Entry(
+        key="pdf-tools",
+        name="Acrobat pdf helper",
+        description="d",
+        source="global",
+        path="/skills/pdf-tools",
+        manifest=Manifest(),
+        body=BODY,
+    )
+    assert idx.entry_fields(entry)["name"] == "pdf tools acrobat helper"
+
+
 def test_very_long_bodies_are_cut():
     fields = idx.entry_fields(_entry("big", body="word " * idx.BODY_CHARS))
     assert len(fields["body"]) == idx.BODY_CHARS

@@ -78,7 +78,10 @@ def entry_fields(entry: Entry) -> dict[str, str]:
     # An MCP skill's key carries its server ("srv:name"): the server is no word of the skill,
     # so a served skill ranks exactly as the same skill on disk.
     key = entry.key if entry.server is None else entry.key.partition(":")[2]
-    name = " ".join(dict.fromkeys([*tokens.key_words(key), *tokens.key_words(entry.name)]))
+    words = tokens.key_words(key)
+    if entry.name != key:  # most skills are named as their folder: one reading of the words
+        words += tokens.key_words(entry.name)
+    name = " ".join(dict.fromkeys(words))
     extra = [*m.keywords, *m.tags, *([m.category] if m.category else [])]
     prose = _without_fences(body)
     lines = _heading_lines(prose)
@@ -113,40 +116,51 @@ def _without_fences(body: str) -> str:
     first later line that has it; the rest of that line stays. A fence never closed removes
     nothing, and a fence of the other kind inside a block is code.
     """
-    marks = _fence_marks(body)
-    pieces, kept, k = [], 0, 0
-    while k < len(marks):
-        _, start, char = marks[k]
-        close = k + 1
-        while close < len(marks) and marks[close][2] != char:
-            close += 1
-        if close == len(marks):
-            k += 1
-            continue
-        pieces.append(body[kept:start])
-        kept, k = marks[close][0] + 3, close + 1
-    if not pieces:
+    ticks, tildes = _fence_marks(body, "`"), _fence_marks(body, "~")
+    if ticks and tildes:
+        blocks = _blocks(sorted([(i, s, "`") for i, s in ticks] + [(i, s, "~") for i, s in tildes]))
+    else:
+        # One kind of fence (the usual case): each opening line closes at the next.
+        marks = ticks or tildes
+        blocks = [(o[1], c[0] + 3) for o, c in zip(marks[::2], marks[1::2], strict=False)]
+    if not blocks:
         return body
+    pieces, kept = [], 0
+    for start, end in blocks:
+        pieces.append(body[kept:start])
+        kept = end
     pieces.append(body[kept:])
     return "".join(pieces)
 
 
-def _fence_marks(body: str) -> list[tuple[int, int, str]]:
-    """(position, line start, fence char) of each fence line of ``body``, in order."""
+def _blocks(marks: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """(start, end) of each fenced block, given each fence line's (position, line start,
+    fence char) in order."""
+    out, k = [], 0
+    while k < len(marks):
+        _, start, char = marks[k]
+        close = next((j for j in range(k + 1, len(marks)) if marks[j][2] == char), None)
+        if close is not None:
+            out.append((start, marks[close][0] + 3))
+            k = close
+        k += 1
+    return out
+
+
+def _fence_marks(body: str, char: str) -> list[tuple[int, int]]:
+    """(position, line start) of each line of ``body`` that opens with a fence of ``char``."""
     out = []
     find = body.find
-    for char in "`~":
-        fence = char * 3
-        i = find(char)
-        while i >= 0:
-            if body.startswith(fence, i):
-                start = i if i == 0 or body[i - 1] == "\n" else _line_start(body, i)
-                if start >= 0:
-                    out.append((i, start, char))
-            # A later fence char on this line follows a non-space: it opens nothing.
-            i = find("\n", i)
-            i = -1 if i < 0 else find(char, i)
-    out.sort()
+    fence = char * 3
+    i = find(char)
+    while i >= 0:
+        if body.startswith(fence, i):
+            start = i if i == 0 or body[i - 1] == "\n" else _line_start(body, i)
+            if start >= 0:
+                out.append((i, start))
+        # A later fence char on this line follows a non-space: it opens nothing.
+        i = find("\n", i)
+        i = -1 if i < 0 else find(char, i)
     return out
 
 
