@@ -44,7 +44,7 @@ from retrieval_blends import Bench, _fmt, additive, row
 
 from lemon_skills import search
 from lemon_skills.search import tokens as text
-from lemon_skills.search.embed import vectors
+from lemon_skills.search.embed import MAX_TOKENS, vectors
 from lemon_skills.search.metrics import Case, load_cases, outcome, summarise
 from lemon_skills.skills import api
 from lemon_skills.skills.model import Entry
@@ -255,6 +255,18 @@ def e5_rows(
     measure("lexical + mean of MiniLM and (e5 - 0.7)", b, index, (e5 - 0.7 + mini) / 2)
 
 
+def truncated(entries: Sequence[Entry], sim: Similarity, qvecs: Any, tokens: int) -> Any:
+    """Similarity to each skill's text embedded from its first ``tokens`` tokens only (not
+    cached: the cache key holds the shipped length)."""
+    tok = sim.enc.tok
+    tok.enable_truncation(tokens)
+    try:
+        docs = sim.enc.encode([doc_text(e) for e in entries])
+    finally:
+        tok.enable_truncation(MAX_TOKENS)
+    return qvecs @ docs.T
+
+
 def centre(docs: Any, qvecs: Any) -> Any:
     """Cosine similarity after subtracting the catalogue's mean skill vector from every
     vector (skills' and requests'): what all skills share stops counting as a match."""
@@ -338,6 +350,10 @@ def variants(
                 f"{label} vectors, max with description (discount {d})",
                 lambda parts=parts, d=d: section_sims(entries, sim, qvecs, whole, parts, d),
             )
+    yield (
+        "skill text truncated at 128 tokens (the model's training length)",
+        lambda: truncated(entries, sim, qvecs, 128),
+    )
     yield "catalogue-centred vectors", lambda: centre(sim.matrix, qvecs)
     hub = hubness(sim.matrix)
     for beta in (0.5, 1.0):
