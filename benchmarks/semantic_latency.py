@@ -1,15 +1,16 @@
 """CPU and wall time of ``lemon skill find --semantic`` in a new process, before and after the
 vector cache exists, over the bench skills; A/B interleaved across source trees.
 
-    python benchmarks/semantic_latency.py [--count 453] [--runs 3] [--src DIR ...]
+    python benchmarks/semantic_latency.py [--count 453] [--runs 3] [--cold 1] [--src DIR ...]
 
 Each ``--src`` is a ``src`` folder of a lemon-skills checkout (default: the installed package)
 with its own agent dir. Per variant, the first run embeds every skill and stores the vectors
-(keyed by the embedded text and the model's identity); then, each round, every variant runs
+(keyed by the embedded text and the model's identity; ``--cold N`` repeats it N times, each
+in a fresh agent dir, the variants interleaved); then, each round, every variant runs
 once with the vectors cached and once lexically, each a new process as an agent's CLI call
 would be, the variants' order alternating between rounds so a busy machine weighs on them
 alike. Printed per variant: CPU seconds (user + system of the child, all its threads) and wall
-seconds of the first run, and medians of the cached and lexical runs; the load average is
+seconds, medians of the runs with no cache, with it, and lexical; the load average is
 printed beside them, as wall time on a shared machine means little without it.
 """
 
@@ -43,6 +44,11 @@ def _run(cwd: Path, agent: Path, src: str | None, *extra: str) -> tuple[float, f
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
 
 
+def _order(n: int, round_no: int) -> list[int]:
+    """The variants in order, reversed every other round."""
+    return list(range(n))[:: -1 if round_no % 2 else 1]
+
+
 def _fmt(runs: list[tuple[float, float]]) -> str:
     cpu = statistics.median(c for c, _ in runs)
     wall = statistics.median(w for _, w in runs)
@@ -53,6 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=453)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cold", type=int, default=1, help="runs with no vector cache")
     parser.add_argument("--src", action="append", default=None, help="a checkout's src folder")
     args = parser.parse_args()
     srcs: list[str | None] = list(args.src or [None])
@@ -60,24 +67,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         make_corpus(root, args.count)
-        agents = [root / f"agent-{i}" for i in range(len(srcs))]
-        first = [_run(root, a, s, "--semantic") for s, a in zip(srcs, agents, strict=True)]
+        first: list[list[tuple[float, float]]] = [[] for _ in srcs]
+        for c in range(args.cold):
+            for i in _order(len(srcs), c):
+                agent = root / f"agent-{i}-{c}"
+                first[i].append(_run(root, agent, srcs[i], "--semantic"))
+        agents = [root / f"agent-{i}-0" for i in range(len(srcs))]
         cached: list[list[tuple[float, float]]] = [[] for _ in srcs]
         lexical: list[list[tuple[float, float]]] = [[] for _ in srcs]
         for r in range(args.runs):
-            order = list(range(len(srcs)))
-            if r % 2:
-                order.reverse()
-            for i in order:
+            for i in _order(len(srcs), r):
                 cached[i].append(_run(root, agents[i], srcs[i], "--semantic"))
                 lexical[i].append(_run(root, agents[i], srcs[i]))
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     print(
-        f"{args.count} skills, seconds of one `lemon skill find` process (medians of {args.runs})"
+        f"{args.count} skills, seconds of one `lemon skill find` process "
+        f"(medians of {args.cold} runs with no vector cache, {args.runs} with it)"
     )
     for i, src in enumerate(srcs):
         print(f"\n{src or 'installed package'}")
-        print(f"  --semantic, no vector cache     {_fmt([first[i]])}")
+        print(f"  --semantic, no vector cache     {_fmt(first[i])}")
         print(f"  --semantic, vectors cached      {_fmt(cached[i])}")
         print(f"  lexical                         {_fmt(lexical[i])}")
 
