@@ -1,18 +1,24 @@
-"""Wall time of ``lemon skill find --semantic`` in a new process, before and after the vector
-cache exists, over the bench skills.
+"""CPU and wall time of ``lemon skill find --semantic`` in a new process, before and after the
+vector cache exists, over the bench skills; A/B interleaved across source trees.
 
-    python benchmarks/semantic_latency.py [--count 453] [--runs 3]
+    python benchmarks/semantic_latency.py [--count 453] [--runs 3] [--cold 1] [--src DIR ...]
 
-The first run embeds every skill and stores the vectors (keyed by the embedded text and the
-model's identity); later runs, each a new process as an agent's CLI call would be, load the
-model, read the vectors and embed only the query. A lexical ``lemon skill find`` is timed
-beside them for scale.
+Each ``--src`` is a ``src`` folder of a lemon-skills checkout (default: the installed package)
+with its own agent dir. Per variant, the first run embeds every skill and stores the vectors
+(keyed by the embedded text and the model's identity; ``--cold N`` repeats it N times, each
+in a fresh agent dir, the variants interleaved); then, each round, every variant runs
+once with the vectors cached and once lexically, each a new process as an agent's CLI call
+would be, the variants' order alternating between rounds so a busy machine weighs on them
+alike. Printed per variant: CPU seconds (user + system of the child, all its threads) and wall
+seconds, medians of the runs with no cache, with it, and lexical; the load average is
+printed beside them, as wall time on a shared machine means little without it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -25,29 +31,64 @@ from corpus import make_corpus
 QUERY = "merge two pdf files and extract the tables"
 
 
-def _run(cwd: Path, env: dict[str, str], *extra: str) -> float:
+def _run(cwd: Path, agent: Path, src: str | None, *extra: str) -> tuple[float, float]:
+    env = {**os.environ, "LEMON_AGENT_DIR": str(agent)}
+    if src:
+        env["PYTHONPATH"] = src
     cmd = [sys.executable, "-m", "lemon_skills", "skill", "find", QUERY, "--cwd", str(cwd)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run([*cmd, *extra], env=env, check=True, capture_output=True)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+
+def _order(n: int, round_no: int) -> list[int]:
+    """The variants in order, reversed every other round."""
+    return list(range(n))[:: -1 if round_no % 2 else 1]
+
+
+def _fmt(runs: list[tuple[float, float]]) -> str:
+    cpu = statistics.median(c for c, _ in runs)
+    wall = statistics.median(w for _, w in runs)
+    return f"{cpu:6.2f} CPU {wall:6.2f} wall"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=453)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cold", type=int, default=1, help="runs with no vector cache")
+    parser.add_argument("--src", action="append", default=None, help="a checkout's src folder")
     args = parser.parse_args()
+    srcs: list[str | None] = list(args.src or [None])
+    print(f"load average before: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         make_corpus(root, args.count)
-        env = {**os.environ, "LEMON_AGENT_DIR": str(root / "agent")}
-        first = _run(root, env, "--semantic")
-        cached = [_run(root, env, "--semantic") for _ in range(args.runs)]
-        lexical = [_run(root, env) for _ in range(args.runs)]
-    print(f"{args.count} skills, wall seconds of one `lemon skill find` process")
-    print(f"  --semantic, no vector cache      {first:6.2f}")
-    print(f"  --semantic, vectors cached (p50) {statistics.median(cached):6.2f}")
-    print(f"  lexical (p50)                    {statistics.median(lexical):6.2f}")
+        first: list[list[tuple[float, float]]] = [[] for _ in srcs]
+        for c in range(args.cold):
+            for i in _order(len(srcs), c):
+                agent = root / f"agent-{i}-{c}"
+                first[i].append(_run(root, agent, srcs[i], "--semantic"))
+        agents = [root / f"agent-{i}-0" for i in range(len(srcs))]
+        cached: list[list[tuple[float, float]]] = [[] for _ in srcs]
+        lexical: list[list[tuple[float, float]]] = [[] for _ in srcs]
+        for r in range(args.runs):
+            for i in _order(len(srcs), r):
+                cached[i].append(_run(root, agents[i], srcs[i], "--semantic"))
+                lexical[i].append(_run(root, agents[i], srcs[i]))
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+    print(
+        f"{args.count} skills, seconds of one `lemon skill find` process "
+        f"(medians of {args.cold} runs with no vector cache, {args.runs} with it)"
+    )
+    for i, src in enumerate(srcs):
+        print(f"\n{src or 'installed package'}")
+        print(f"  --semantic, no vector cache     {_fmt(first[i])}")
+        print(f"  --semantic, vectors cached      {_fmt(cached[i])}")
+        print(f"  lexical                         {_fmt(lexical[i])}")
 
 
 if __name__ == "__main__":

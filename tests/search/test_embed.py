@@ -88,3 +88,28 @@ def test_batching_does_not_change_vectors():
     together = enc.encode(texts)
     alone = enc.encode(texts[1:])
     assert float(together[1] @ alone[0]) > 0.9999
+
+
+@pytest.mark.integration
+def test_encoding_uses_one_blas_thread_and_leaves_the_callers_setting(monkeypatch):
+    import threadpoolctl
+
+    enc = embed.encoder()
+    seen: list[int] = []
+    forward = enc._forward
+
+    def spy(texts: list[str]) -> np.ndarray:
+        seen.extend(
+            i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"
+        )
+        return forward(texts)
+
+    monkeypatch.setattr(enc, "_forward", spy)
+    with threadpoolctl.threadpool_limits(limits=4, user_api="blas"):
+        enc.encode(["merge two PDF files into one"])
+        after = [
+            i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"
+        ]
+    # Threads on a one-query batch cost more than they save, and spin on a busy machine.
+    assert seen and set(seen) == {1}
+    assert set(after) == {4}  # the application's own BLAS setting is back

@@ -65,15 +65,22 @@ class Encoder:
         # The shipped tokenizer pads every text to a fixed length; batches pad themselves.
         self.tok.no_padding()
         self.tok.enable_truncation(MAX_TOKENS)
+        self._pool: Any = _blas_threads()
 
     def encode(self, texts: Sequence[str], *, batch: int = 8) -> Any:
         """One row per text, in input order (batched by length to limit padding)."""
         np = self.np
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), 384), dtype=np.float32)
-        for start in range(0, len(order), batch):
-            chunk = order[start : start + batch]
-            out[chunk] = self._forward([texts[i] for i in chunk])
+        # One BLAS thread: a batch is a few hundred rows, too small for threads to pay for
+        # their hand-offs, and on a busy machine OpenBLAS's waiting threads spin, multiplying
+        # the CPU a query costs (benchmarks/semantic_latency.py).
+        with (
+            self._pool.limit(limits=1, user_api="blas") if self._pool else contextlib.nullcontext()
+        ):
+            for start in range(0, len(order), batch):
+                chunk = order[start : start + batch]
+                out[chunk] = self._forward([texts[i] for i in chunk])
         return out
 
     def _forward(self, texts: list[str]) -> Any:
@@ -115,8 +122,13 @@ class Encoder:
             heads("attention.self.value"),
         )
         # A Python float keeps the scores float32 (a numpy float64 scalar would promote).
-        s = (q @ k.transpose(0, 2, 1)).reshape(b, _HEADS, n, n) * (1.0 / math.sqrt(hd)) + bias
-        s = np.exp(s - s.max(-1, keepdims=True))
+        # The softmax and GELU work in place: they are elementwise passes over the largest
+        # arrays of a layer, and each temporary is another pass through memory.
+        s = (q @ k.transpose(0, 2, 1)).reshape(b, _HEADS, n, n)
+        s *= 1.0 / math.sqrt(hd)
+        s += bias
+        s -= s.max(-1, keepdims=True)
+        np.exp(s, out=s)
         s /= s.sum(-1, keepdims=True)
         a = (s.reshape(b * _HEADS, n, n) @ v).reshape(b, _HEADS, n, hd)
         a = a.transpose(0, 2, 1, 3).reshape(b, n, d)
@@ -124,9 +136,18 @@ class Encoder:
             x + self._linear(a, p + "attention.output.dense"), p + "attention.output.LayerNorm"
         )
         h = self._linear(x, p + "intermediate.dense")
-        # GELU (tanh form); h * h * h, as numpy's float32 power is ~70x slower than products.
-        h = 0.5 * h * (1.0 + np.tanh(0.7978845608 * h * (1.0 + 0.044715 * h * h)))
-        return self._norm(x + self._linear(h, p + "output.dense"), p + "output.LayerNorm")
+        # GELU, tanh form: 0.5 h (1 + tanh(0.7978845608 h (1 + 0.044715 h^2))), with products
+        # (numpy's float32 power is ~70x slower).
+        g = h * h
+        g *= 0.044715
+        g += 1.0
+        g *= h
+        g *= 0.7978845608
+        np.tanh(g, out=g)
+        g += 1.0
+        g *= h
+        g *= 0.5
+        return self._norm(x + self._linear(g, p + "output.dense"), p + "output.LayerNorm")
 
     def _linear(self, x: Any, name: str) -> Any:
         weight = self.w[name + ".weight.T"]
@@ -139,6 +160,15 @@ class Encoder:
         return (x - mean) / self.np.sqrt(var + 1e-12) * self.w[name + ".weight"] + self.w[
             name + ".bias"
         ]
+
+
+def _blas_threads() -> Any:
+    """threadpoolctl's view of the loaded BLAS, or None without threadpoolctl (then the
+    encoder runs with BLAS's own thread count)."""
+    try:
+        return importlib.import_module("threadpoolctl").ThreadpoolController()
+    except ImportError:
+        return None
 
 
 def encoder() -> Encoder:
