@@ -6,7 +6,8 @@ its words' stems, two adjacent words glued, their compound parts and typo fixes 
 short fields' words, and its adjacent pairs as phrases. A focused index counts only those, and
 counts them exactly: the short fields are split into words at C speed and only the words of
 those terms are stemmed and counted, compound splits are decided by the same rule over the
-same document frequencies, and long fields are searched for the terms' words by substring.
+same document frequencies, and long fields are searched for the terms' words by one regular
+expression.
 Every count, length and document frequency the query reads equals the full index's, except
 one: a long field's length, which would need every word of it counted, is estimated from its
 characters (``long_lengths`` supplies the true ones). ``docs/ranking.md`` gives how often the
@@ -15,6 +16,7 @@ first answers agree.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections import Counter
@@ -46,9 +48,12 @@ NON_CONTENT = frozenset(
     | set(string.ascii_lowercase + string.digits)
     | {f"{i:02d}" for i in range(100)}
 )
+_WORD_CHARS = frozenset(string.ascii_lowercase + string.digits)
+#: Bytes to what ``tokens.words`` makes of them: letters lower-cased, digits kept, others a space.
 _SPACES = bytes(
-    c if chr(c) in string.ascii_lowercase + string.digits else ord(" ") for c in range(256)
+    ord(chr(c).lower()) if chr(c).lower() in _WORD_CHARS else ord(" ") for c in range(256)
 )
+_ASCII = bytes(range(128))
 #: Snowball's irregular words whose stem is no prefix of them once its changed last letter is
 #: dropped ("dying" -> "die", "skies" -> "sky").
 _IRREGULAR = {"die": ("di", "dy"), "lie": ("li", "ly"), "tie": ("ti", "ty"), "sky": ("sk",)}
@@ -83,7 +88,7 @@ def reachable_terms(query: str, lexicon: Mapping[str, str]) -> set[str]:
 
 
 class Occurrences:
-    """Counts the words of a set of terms in folded text, as ``tokens.term_counts`` would count
+    """Counts the words of a set of terms in a text, as ``tokens.term_counts`` would count
     them. One regular expression finds the words starting with any of the terms' prefixes
     (a trie of them, so each word start is tried once, not once per term: a long request
     reaches dozens of terms); only those words are stemmed."""
@@ -93,18 +98,38 @@ class Occurrences:
         prefixes = {p for t in self.terms for p in surface_prefixes(t)}
         self._words = re.compile(f" ({_trie(prefixes)}[a-z0-9]*)") if prefixes else None
 
-    def __call__(self, folded: str) -> Counter[str]:
+    def __call__(self, text: str) -> Counter[str]:
         out: Counter[str] = Counter()
         if self._words is None:
             return out
-        # ``tokens.words`` splits at every character but ASCII letters and digits, so making
-        # each of the others one space (non-ASCII ones via "?") keeps every word as it was.
-        text = " " + folded.encode("ascii", "replace").translate(_SPACES).decode("ascii")
         terms = self.terms
-        for word, n in Counter(self._words.findall(text)).items():
+        for word, n in Counter(self._words.findall(_spaced(text))).items():
             if word not in NON_CONTENT and (t := tokens.stem(word)) in terms:
                 out[t] += n
         return out
+
+
+def _spaced(text: str) -> str:
+    """``text`` as ``tokens.words`` splits it: ASCII letters and digits lower-cased and every
+    other character a space, so each word is where it was, after a leading space (its
+    ``split()`` is ``tokens.words(text)``).
+
+    Folding (case, accents, compatibility forms) is needed only when a character other than
+    ASCII could become part of a word ("é" -> "e", "²" -> "2") or vanish (a combining mark
+    joins its neighbours): most texts' other characters are dashes, quotes and symbols.
+    """
+    if not text.isascii():
+        others = text.encode("utf-8", "surrogatepass").translate(None, _ASCII)
+        if not all(map(_separates, set(others.decode("utf-8", "surrogatepass")))):
+            text = tokens.fold(text)
+    return " " + text.encode("ascii", "replace").translate(_SPACES).decode("ascii")
+
+
+@functools.lru_cache(maxsize=4096)
+def _separates(char: str) -> bool:
+    """Whether ``char`` folds to something that only separates words."""
+    folded = tokens.fold(char)
+    return folded != "" and not any(c in _WORD_CHARS for c in folded)
 
 
 def _trie(words: Iterable[str]) -> str:
@@ -178,7 +203,7 @@ def focused_index(
     be neither updated nor saved."""
     fields = weights.fields
     short, _ = short_cols(weights)
-    words = [[tokens.words(d.fields.get(fields[j], "")) for j in short] for d in docs]
+    words = [[_spaced(d.fields.get(fields[j], "")).split() for j in short] for d in docs]
     lexicon = _lexicon(words)
     labels = tuple(labels_of(d) for d in docs)
     name_parts = [name_parts_of(first(lab), lexicon) for lab in labels]
@@ -195,7 +220,7 @@ def focused_index(
         if f in weights.long_fields:
             given = long_lengths.get(f) if long_lengths is not None else None
             for n, doc in enumerate(docs):
-                text = tokens.fold(doc.fields.get(f, ""))
+                text = doc.fields.get(f, "")
                 builder.add(n, j, occurrences(text))
                 lengths[n, j] = len(text) if given is None else given[n]
     ids = builder.ids
@@ -221,6 +246,7 @@ def _count_short(
         else -1
     )
     terms, relevant, splits = plan.terms, plan.relevant, plan.splits
+    pairs = [tuple(p.split(" ")) for p in plan.phrases]
     for n, doc_found in enumerate(plan.found):
         for k, rel in enumerate(doc_found):
             parts = name_parts[n] if k == name_at else ()
@@ -230,7 +256,7 @@ def _count_short(
             if k in splittable:
                 counts.update(t for w in rel if w in splits for t in splits[w] if t in terms)
             counts.update(t for p in parts for t in p if t in terms)
-            if plan.phrases and len(rel) > 1:
+            if pairs and len(rel) > 1 and _may_hold(rel, relevant, pairs):
                 counts.update(_phrases(words[n][k], relevant, plan.phrases))
             builder.add(n, short[k], counts)
 
@@ -242,6 +268,14 @@ def _lexicon(words: Iterable[Iterable[list[str]]]) -> dict[str, str]:
         for ws in doc:
             seen.update(ws)
     return {w: tokens.stem(w) for w in seen if len(w) >= 3 and w not in NON_CONTENT}
+
+
+def _may_hold(
+    rel: Sequence[str], relevant: Mapping[str, str], pairs: Sequence[tuple[str, ...]]
+) -> bool:
+    """Whether a field with the relevant words ``rel`` holds both terms of some phrase."""
+    held = {relevant[w] for w in rel}
+    return any(a in held and b in held for a, b in pairs)
 
 
 def _phrases(

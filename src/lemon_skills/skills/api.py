@@ -212,16 +212,15 @@ def ranking_index(v: View) -> ranking.Index:
 
 def _ranking_for(v: View, query: str) -> ranking.Index:
     """The index to rank ``query`` with: the full one, unless this is the first query of a
-    large tree whose index was never built; that one is answered from an index focused on
-    it (``ranking.focused_index``), and the next query builds the full index (the CLI builds
-    it in the background: ``index_pending``)."""
-    if "ranking_index" in v.memo or v.memo.get("focused"):
-        return ranking_index(v)
-    entries = v.enabled()
-    if len(entries) < index_cache.FOCUS_MIN or index_cache.is_cached(entries):
-        return ranking_index(v)
-    v.memo["focused"] = True
-    return ranking.focused_index(entries, query)
+    large tree whose index was never built, answered from an index focused on it
+    (``snapshot.first_query_index``); the next query builds the full index, or the CLI has
+    it built in the background (``index_pending``)."""
+    if "ranking_index" not in v.memo:
+        focused = index_cache.first_query_index(v.enabled(), query)
+        if focused is not None:
+            v.memo["focused"] = True
+            return focused
+    return ranking_index(v)
 
 
 def index_pending(*, cwd: PathArg = None) -> bool:

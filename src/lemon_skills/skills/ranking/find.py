@@ -13,24 +13,9 @@ from dataclasses import dataclass, field
 
 from lemon_skills.search import scoring
 from lemon_skills.skills.model import Entry
-from lemon_skills.skills.ranking.index import (
-    DEFAULT_WEIGHTS,
-    Index,
-    Weights,
-    build_index,
-    focused_index,
-)
+from lemon_skills.skills.ranking.index import DEFAULT_WEIGHTS, Index, Weights, build_index
 
-__all__ = [
-    "DEFAULT_WEIGHTS",
-    "Index",
-    "Match",
-    "Weights",
-    "build_index",
-    "clears_bar",
-    "focused_index",
-    "rank",
-]
+__all__ = ["DEFAULT_WEIGHTS", "Index", "Match", "Weights", "build_index", "clears_bar", "rank"]
 
 
 @dataclass(frozen=True, slots=True)
