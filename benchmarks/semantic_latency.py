@@ -6,12 +6,13 @@ vector cache exists, over the bench skills; A/B interleaved across source trees.
 Each ``--src`` is a ``src`` folder of a lemon-skills checkout (default: the installed package)
 with its own agent dir. Per variant, the first run embeds every skill and stores the vectors
 (keyed by the embedded text and the model's identity; ``--cold N`` repeats it N times, each
-in a fresh agent dir, the variants interleaved); then, each round, every variant runs
-once with the vectors cached and once lexically, each a new process as an agent's CLI call
-would be, the variants' order alternating between rounds so a busy machine weighs on them
-alike. Printed per variant: CPU seconds (user + system of the child, all its threads) and wall
-seconds, medians of the runs with no cache, with it, and lexical; the load average is
-printed beside them, as wall time on a shared machine means little without it.
+in a fresh agent dir, the variants interleaved); then, each round, every variant runs once
+with the vectors cached and once lexically, each a new process as an agent's CLI call would
+be, the variants' order alternating between rounds so a busy machine weighs on them alike.
+Every source tree is byte-compiled first. Printed per variant: CPU seconds (user + system of
+the child, all its threads) and wall seconds, medians of the runs with no cache, with it, and
+lexical; the load average is printed beside them, as wall time on a shared machine means
+little without it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import time
 from pathlib import Path
 
 from corpus import make_corpus
+
+import lemon_skills
 
 QUERY = "merge two pdf files and extract the tables"
 
@@ -63,6 +66,11 @@ def main() -> None:
     parser.add_argument("--src", action="append", default=None, help="a checkout's src folder")
     args = parser.parse_args()
     srcs: list[str | None] = list(args.src or [None])
+    for src in srcs:
+        # Byte-compiled first, so no variant pays for compiling its modules in every process
+        # (as it would with PYTHONDONTWRITEBYTECODE set or an unwritable tree).
+        tree = src or str(Path(lemon_skills.__file__).parent)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", tree], check=True)
     print(f"load average before: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
