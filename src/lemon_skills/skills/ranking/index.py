@@ -9,6 +9,7 @@ and which field weighs what.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import mmap
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,16 +24,17 @@ from lemon_skills.skills.model import Entry
 #: Body text past this many characters is not indexed: long references state their topic
 #: early, and the cap bounds the build time of huge skills.
 BODY_CHARS = 20_000
-_FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.M | re.S)
-_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+)$", re.M)
-_LEVEL = re.compile(r"^ {0,3}(#{1,6})[ \t]", re.M)
-#: Headings of the sections that say when a skill applies (the SKILL.md convention: "When to
-#: use this skill", "Use this skill when", "Use cases", "Triggers"); "Do not use ..." is not one.
+#: A heading title, after the newline that precedes it in the joined titles, that names a
+#: section saying when the skill applies (the SKILL.md convention: "When to use this skill",
+#: "Use this skill when", "Use cases", "Triggers"); "Do not use ..." is not one. The lookahead
+#: lets most titles fail on their first letter.
 _USAGE = re.compile(
-    r"^ {0,3}(#{1,6})[ \t]+(when to (use|activate|apply)\b|use (this skill )?when\b"
-    r"|(common |related )?use cases\b|(proactive )?triggers?\b)[^\n]*$",
-    re.I | re.M,
+    r"\n(?=[wucrpt])(when to (use|activate|apply)\b|use (this skill )?when\b"
+    r"|(common |related )?use cases\b|(proactive )?triggers?\b)",
+    re.I,
 )
+#: A heading line: where it starts, its level (1-6) and its title (``None`` for none).
+_Heading = tuple[int, int, str | None]
 
 Weights = search.Weights
 #: Field weights and length normalisation for skills (chosen on labelled queries).
@@ -76,30 +78,146 @@ def entry_fields(entry: Entry) -> dict[str, str]:
     # An MCP skill's key carries its server ("srv:name"): the server is no word of the skill,
     # so a served skill ranks exactly as the same skill on disk.
     key = entry.key if entry.server is None else entry.key.partition(":")[2]
-    name = " ".join(dict.fromkeys([*tokens.key_words(key), *tokens.key_words(entry.name)]))
+    words = tokens.key_words(key)
+    if entry.name != key:  # most skills are named as their folder: one reading of the words
+        words += tokens.key_words(entry.name)
+    name = " ".join(dict.fromkeys(words))
     extra = [*m.keywords, *m.tags, *([m.category] if m.category else [])]
-    prose = _FENCE.sub("", body)
+    prose = _without_fences(body)
+    lines = _heading_lines(prose)
+    titles = "\n".join([t for _, _, t in lines if t is not None])
     return {
         "name": name,
         "keywords": " ".join(extra),
         "description": entry.description,
-        "headings": "\n".join(_HEADING.findall(prose)),
-        "usage": usage_sections(prose),
+        "headings": titles,
+        "usage": _usage(prose, lines, titles),
         "body": body,
     }
+
+
+# The body is scanned with str.find for the few characters that can open a fence or a
+# heading: a multi-line regex anchored at line starts would try every position of every body,
+# at three times the cost, and these fields are computed for each skill a new index reads.
 
 
 def usage_sections(body: str) -> str:
     """The text of ``body``'s sections that say when the skill applies, each up to the next
     heading of the same or a higher level (``body`` without code fences)."""
+    lines = _heading_lines(body)
+    return _usage(body, lines, "\n".join([t for _, _, t in lines if t is not None]))
+
+
+def _without_fences(body: str) -> str:
+    """``body`` without its fenced code blocks.
+
+    A block starts at a line that opens, after at most 3 spaces, with ```` ``` ```` or
+    ``~~~`` and ends right after the same fence at the start (at most 3 spaces in) of the
+    first later line that has it; the rest of that line stays. A fence never closed removes
+    nothing, and a fence of the other kind inside a block is code.
+    """
+    ticks, tildes = _fence_marks(body, "`"), _fence_marks(body, "~")
+    if ticks and tildes:
+        blocks = _blocks(sorted([(i, s, "`") for i, s in ticks] + [(i, s, "~") for i, s in tildes]))
+    else:
+        # One kind of fence (the usual case): each opening line closes at the next.
+        marks = ticks or tildes
+        blocks = [(o[1], c[0] + 3) for o, c in zip(marks[::2], marks[1::2], strict=False)]
+    if not blocks:
+        return body
+    pieces, kept = [], 0
+    for start, end in blocks:
+        pieces.append(body[kept:start])
+        kept = end
+    pieces.append(body[kept:])
+    return "".join(pieces)
+
+
+def _blocks(marks: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """(start, end) of each fenced block, given each fence line's (position, line start,
+    fence char) in order."""
+    out, k = [], 0
+    while k < len(marks):
+        _, start, char = marks[k]
+        close = next((j for j in range(k + 1, len(marks)) if marks[j][2] == char), None)
+        if close is not None:
+            out.append((start, marks[close][0] + 3))
+            k = close
+        k += 1
+    return out
+
+
+def _fence_marks(body: str, char: str) -> list[tuple[int, int]]:
+    """(position, line start) of each line of ``body`` that opens with a fence of ``char``."""
     out = []
-    for m in _USAGE.finditer(body):
-        level = len(m.group(1))
-        end = next(
-            (h.start() for h in _LEVEL.finditer(body, m.end()) if len(h.group(1)) <= level),
-            len(body),
-        )
-        out.append(body[m.end() : end].strip())
+    find = body.find
+    fence = char * 3
+    i = find(char)
+    while i >= 0:
+        if body.startswith(fence, i):
+            start = i if i == 0 or body[i - 1] == "\n" else _line_start(body, i)
+            if start >= 0:
+                out.append((i, start))
+        # A later fence char on this line follows a non-space: it opens nothing.
+        i = find("\n", i)
+        i = -1 if i < 0 else find(char, i)
+    return out
+
+
+def _line_start(text: str, i: int) -> int:
+    """Where the line of ``text[i]`` starts when at most 3 spaces precede ``i`` on it (the
+    indent that keeps a fence or a heading a block marker), else -1."""
+    start = text.rfind("\n", max(i - 4, 0), i) + 1
+    if start == 0 and i > 3:
+        return -1
+    return start if text.count(" ", start, i) == i - start else -1
+
+
+def _heading_lines(prose: str) -> list[_Heading]:
+    """The heading lines of ``prose``, in order.
+
+    A heading line opens, after at most 3 spaces, with 1-6 ``#`` and a space or tab. Its
+    title is the rest of the line from the first character that is neither; when only such
+    whitespace follows the ``#``, the last of two or more is the title, and a lone one leaves
+    none: that line still ends a section but names none.
+    """
+    out = []
+    find = prose.find
+    i = find("#")
+    while i >= 0:
+        eol = find("\n", i)
+        if eol < 0:
+            eol = len(prose)
+        start = i if i == 0 or prose[i - 1] == "\n" else _line_start(prose, i)
+        if start >= 0:
+            rest = prose[i:eol].lstrip("#")
+            level = eol - i - len(rest)
+            if level <= 6 and rest[:1] in (" ", "\t"):
+                title = rest.lstrip(" \t") or (rest[-1] if len(rest) > 1 else None)
+                out.append((start, level, title))
+        # A later "#" on this line follows a non-space: it starts no heading.
+        i = find("#", eol)
+    return out
+
+
+def _usage(prose: str, lines: list[_Heading], titles: str) -> str:
+    """The usage sections of ``prose``, whose heading ``lines`` and ``titles`` (those lines'
+    titles joined by newlines) are known."""
+    if not lines:
+        return ""
+    if titles.count("\n") + 1 != len(lines):
+        # A heading without a title: an empty line keeps the k-th title the k-th heading's.
+        titles = "\n".join([t or "" for _, _, t in lines])
+    # One search of the joined titles costs less than a regex call per heading.
+    text = "\n" + titles
+    out, k, seen = [], -1, 0
+    for m in _USAGE.finditer(text):
+        k, seen = k + text.count("\n", seen, m.start() + 1), m.start() + 1
+        start, level, _ = lines[k]
+        eol = prose.find("\n", start)
+        later = itertools.islice(lines, k + 1, None)
+        end = next((s for s, lv, _ in later if lv <= level), len(prose))
+        out.append(prose[len(prose) if eol < 0 else eol : end].strip())
     return "\n".join(out)
 
 
