@@ -42,7 +42,7 @@ from corpus import bench_dir, bench_root, make_corpus
 
 from lemon_skills import search
 from lemon_skills.search import scoring
-from lemon_skills.search.embed import vectors
+from lemon_skills.search.embed import load_weights, vectors
 from lemon_skills.search.metrics import Case, Report, load_cases, outcome, summarise
 from lemon_skills.skills import api
 from lemon_skills.skills.model import Entry
@@ -58,9 +58,8 @@ class MPNet:
 
     def __init__(self, model_dir: Path, max_tokens: int = 256) -> None:
         import tokenizers
-        from safetensors.numpy import load_file
 
-        self.w: dict[str, Any] = load_file(str(model_dir / "model.safetensors"))
+        self.w: dict[str, Any] = dict(load_weights(model_dir / "model.safetensors"))
         for name in [n for n in self.w if n.startswith("encoder.layer") and n.endswith("weight")]:
             if self.w[name].ndim == 2:
                 self.w[name + ".T"] = np.ascontiguousarray(self.w.pop(name).T)

@@ -15,6 +15,8 @@ similarity matrix (query x skill) the additive blend is given:
 * document side: besides the key words + description vector, one vector of the "When to use"
   sections, or one per body section (heading and the text under it, as far as the model
   reads); a skill's similarity is max(description's, best section's - d);
+* the skill text: the description alone, or cut at 128 tokens; the request moved towards
+  the mean vector of its 3 most similar skills (feedback in the embedding space);
 * the space: every vector centred on the catalogue's mean skill vector, or each skill's
   similarity lowered by its hubness (its mean similarity to its 10 nearest skills): both
   computed from the catalogue alone;
@@ -267,6 +269,15 @@ def truncated(entries: Sequence[Entry], sim: Similarity, qvecs: Any, tokens: int
     return qvecs @ docs.T
 
 
+def feedback(docs: Any, qvecs: Any, whole: Any, beta: float, k: int = 3) -> Any:
+    """Similarity to the request plus ``beta`` x the mean of its ``k`` most similar skills'
+    vectors, renormalised (pseudo-relevance feedback in the embedding space)."""
+    top = np.argsort(-whole, axis=1)[:, :k]
+    moved = qvecs + beta * docs[top].mean(1)
+    moved /= np.linalg.norm(moved, axis=1, keepdims=True)
+    return moved @ docs.T
+
+
 def centre(docs: Any, qvecs: Any) -> Any:
     """Cosine similarity after subtracting the catalogue's mean skill vector from every
     vector (skills' and requests'): what all skills share stops counting as a match."""
@@ -354,6 +365,15 @@ def variants(
         "skill text truncated at 128 tokens (the model's training length)",
         lambda: truncated(entries, sim, qvecs, 128),
     )
+    yield (
+        "skill text: the description alone",
+        lambda: qvecs @ vectors([e.description for e in entries], sim.enc).T,
+    )
+    for beta in (0.3, 0.6):
+        yield (
+            f"request moved towards its 3 most similar skills (Rocchio, {beta})",
+            lambda beta=beta: feedback(sim.matrix, qvecs, whole, beta),
+        )
     yield "catalogue-centred vectors", lambda: centre(sim.matrix, qvecs)
     hub = hubness(sim.matrix)
     for beta in (0.5, 1.0):

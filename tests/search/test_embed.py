@@ -3,6 +3,8 @@ for the model) and the model itself (integration: needs the semantic extra and t
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -59,6 +61,42 @@ def test_top_similar_keeps_rows_above_the_floor_best_first():
     sims = embed.top_similar(matrix, "query", enc, floor=0.5)  # type: ignore[arg-type]
     assert sims == {0: 1.0, 2: 1.0}  # "query" has length 5: rows 0 and 2 match
     assert embed.top_similar(matrix, "   ", enc, floor=0.5) == {}  # type: ignore[arg-type]
+
+
+def _safetensors(path, tensors: dict[str, tuple[str, list[int], bytes]]) -> None:
+    """A safetensors file as its format defines it (8-byte header length, JSON header)."""
+    header: dict[str, object] = {"__metadata__": {"format": "pt"}}
+    data = b""
+    for name, (dtype, shape, raw) in tensors.items():
+        header[name] = {
+            "dtype": dtype,
+            "shape": shape,
+            "data_offsets": [len(data), len(data) + len(raw)],
+        }
+        data += raw
+    head = json.dumps(header).encode()
+    head += b" " * (-len(head) % 8)
+    path.write_bytes(len(head).to_bytes(8, "little") + head + data)
+
+
+def test_model_weights_are_read_from_safetensors_as_written(tmp_path):
+    weights = np.arange(6, dtype="<f4").reshape(2, 3) / 4
+    ids = np.array([7, 8, 9], dtype="<i8")
+    path = tmp_path / "model.safetensors"
+    _safetensors(
+        path, {"w": ("F32", [2, 3], weights.tobytes()), "ids": ("I64", [3], ids.tobytes())}
+    )
+    got = embed.load_weights(path)
+    assert set(got) == {"w", "ids"}
+    assert np.array_equal(got["w"], weights) and got["w"].dtype == np.float32
+    assert np.array_equal(got["ids"], ids)
+
+
+def test_a_model_in_a_dtype_numpy_lacks_is_an_error_not_garbage(tmp_path):
+    path = tmp_path / "model.safetensors"
+    _safetensors(path, {"w": ("BF16", [2], b"\x00\x01\x02\x03")})
+    with pytest.raises(OSError, match="BF16"):
+        embed.load_weights(path)
 
 
 @pytest.mark.parametrize(

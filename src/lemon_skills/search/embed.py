@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import json
 import math
 import os
 import sqlite3
@@ -31,6 +32,9 @@ INSTALL_HINT = (
 )
 MAX_TOKENS = 256
 _LAYERS = 6
+#: safetensors dtype names (little-endian) as numpy dtypes; bfloat16 has none.
+_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2"}
+_DTYPES |= {"I8": "i1", "U8": "u1", "BOOL": "?"}
 _HEADS = 12
 
 
@@ -47,13 +51,7 @@ class Encoder:
     def __init__(self, model_dir: Path) -> None:
         self.np: Any = importlib.import_module("numpy")
         tokenizers: Any = importlib.import_module("tokenizers")
-        st: Any = importlib.import_module("safetensors.numpy")
-        self.w: dict[str, Any] = st.load_file(str(model_dir / "model.safetensors"))
-        # Row-major transposed weights let every projection be one plain 2-D BLAS call;
-        # numpy's stacked (3-D) matmul against a transposed view is several times slower.
-        for name in [n for n in self.w if n.endswith(".weight") and self.w[n].ndim == 2]:
-            if not name.startswith("embeddings."):
-                self.w[name + ".T"] = self.np.ascontiguousarray(self.w.pop(name).T)
+        self.w = load_weights(model_dir / "model.safetensors")
         self.tok: Any = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         from importlib.metadata import version as installed  # not at import: costly
 
@@ -150,7 +148,9 @@ class Encoder:
         return self._norm(x + self._linear(g, p + "output.dense"), p + "output.LayerNorm")
 
     def _linear(self, x: Any, name: str) -> Any:
-        weight = self.w[name + ".weight.T"]
+        # A 2-D product with the transposed view runs as one BLAS call, as fast as with a
+        # transposed copy, so the mapped weights are used as they are.
+        weight = self.w[name + ".weight"].T
         flat = x.reshape(-1, x.shape[-1]) @ weight + self.w[name + ".bias"]
         return flat.reshape(*x.shape[:-1], weight.shape[1])
 
@@ -160,6 +160,36 @@ class Encoder:
         return (x - mean) / self.np.sqrt(var + 1e-12) * self.w[name + ".weight"] + self.w[
             name + ".bias"
         ]
+
+
+def load_weights(path: Path) -> dict[str, Any]:
+    """The tensors of a safetensors file, as read-only views of one memory map: a
+    process reads the layers and the few embedding rows its texts use, not the whole file.
+
+    The format: an 8-byte little-endian header length, a JSON header naming each tensor's
+    dtype, shape and byte range, then the data.
+
+    Raises:
+        OSError: the file cannot be read, is not safetensors, or holds a dtype numpy lacks.
+    """
+    np: Any = importlib.import_module("numpy")
+    with path.open("rb") as f:
+        size = int.from_bytes(f.read(8), "little")
+        try:
+            header = json.loads(f.read(size))
+        except ValueError as exc:
+            raise OSError(f"{path}: not a safetensors file") from exc
+    data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size)
+    out: dict[str, Any] = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        dtype = _DTYPES.get(t.get("dtype"))
+        if dtype is None:
+            raise OSError(f"{path}: {name} has an unsupported dtype {t.get('dtype')}")
+        start, end = t["data_offsets"]
+        out[name] = data[start:end].view(dtype).reshape(t["shape"])
+    return out
 
 
 def _blas_threads() -> Any:
@@ -175,7 +205,7 @@ def encoder() -> Encoder:
     """The default context's encoder, loaded on first use.
 
     Raises:
-        ConfigError: numpy, tokenizers, safetensors or the model package is missing.
+        ConfigError: numpy, tokenizers or the model package is missing.
     """
     return current().service(Encoder, _load_encoder)
 
