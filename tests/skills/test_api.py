@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import lemon_skills
+from lemon_skills.skills import api
 from lemon_skills.tools.mcp_skills import McpSkillSource
 from tests.helpers.hosts import claude_plugin, write_json
 from tests.helpers.skills import write_skill
@@ -56,3 +57,47 @@ def test_one_skill_of_a_plugin_is_disabled_alone(project):
     write_skill(project / "skills", "second", description="Second skill.")
     lemon_skills.disable("review:second", cwd=project)
     assert _enabled(project) == {"review:conventional-commits": True, "review:second": False}
+
+
+def _large_tree(project_skills, n=70):
+    topics = ["postgres query tuning", "kubernetes deployment", "pdf merging", "release notes"]
+    for i in range(n):
+        topic = topics[i % len(topics)]
+        write_skill(
+            project_skills,
+            f"skill-{i}",
+            description=f"Help with {topic}, variant {i}.",
+            body=f"## Usage\n\nSteps for {topic}.\n\n" + "Background prose. " * (i % 7),
+        )
+
+
+def test_a_large_tree_never_indexed_answers_first_from_a_focused_index(
+    project, project_skills, monkeypatch
+):
+    from lemon_skills.skills.ranking import snapshot
+
+    monkeypatch.setattr(snapshot, "FOCUS_MIN", 10)
+    _large_tree(project_skills)
+    query = "tune a slow postgres query"
+    first = [e.key for e in lemon_skills.find_relevant(query, cwd=project, max_results=5)]
+    # The focused answer wrote no index and left the full one to build.
+    assert not snapshot.cache_dir().exists()
+    assert api.index_pending(cwd=project)
+    second = [e.key for e in lemon_skills.find_relevant(query, cwd=project, max_results=5)]
+    assert first[0] == second[0] and first[0].startswith("skill-")
+    assert set(first) == set(second)
+    assert not api.index_pending(cwd=project)
+    assert list(snapshot.cache_dir().glob("*.idx"))
+
+
+def test_a_tree_whose_index_is_cached_is_never_answered_from_a_focused_one(
+    project, project_skills, monkeypatch
+):
+    from lemon_skills.skills.ranking import snapshot
+
+    monkeypatch.setattr(snapshot, "FOCUS_MIN", 10)
+    _large_tree(project_skills)
+    assert api.build_ranking_index(cwd=project) == 70
+    lemon_skills.refresh()
+    lemon_skills.find_relevant("release notes", cwd=project)
+    assert not api.index_pending(cwd=project)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from lemon_skills.cli._background import index_later
 from lemon_skills.cli._output import (
     agent_option,
     cwd_option,
@@ -92,6 +93,7 @@ def prompt(
         files=files,
         agent=agent,
     )
+    index_later(cwd)
     if as_json:
         emit_json(
             {

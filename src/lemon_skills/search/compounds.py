@@ -52,11 +52,11 @@ def _merged_lexicon(shorts: Sequence[Analysed]) -> dict[str, str]:
     return lexicon
 
 
-def _name_parts(first: Sequence[str], lexicon: Mapping[str, str]) -> tuple[Pair, ...]:
+def name_parts_of(first: Sequence[str], lexicon: Mapping[str, str]) -> tuple[Pair, ...]:
     return tuple(p for w in first if (p := decompound(w, lexicon)))
 
 
-def _short_cols(weights: Weights) -> tuple[list[int], list[int]]:
+def short_cols(weights: Weights) -> tuple[list[int], list[int]]:
     """Indexes of the short fields, and of those among them a compound is split in (all but
     the name), as positions in ``Analysed.short_words``."""
     short = [i for i, f in enumerate(weights.fields) if f not in weights.long_fields]
@@ -72,7 +72,7 @@ def _held_terms(a: Analysed, parts: Sequence[Pair], weights: Weights) -> set[str
     return held
 
 
-def _decide(
+def decide(
     word: str, lexicon: Mapping[str, str], held: Counter[str]
 ) -> tuple[Pair | None, Pair | None]:
     """A word's parts, and whether it is split into them: only a compound that fewer
@@ -89,12 +89,12 @@ def _decide_new(
     shorts: Iterable[Analysed], c: Compounds, lexicon: Mapping[str, str], weights: Weights
 ) -> None:
     """Add the decisions for the splittable words of ``shorts`` not decided yet."""
-    _, splittable = _short_cols(weights)
+    _, splittable = short_cols(weights)
     for a in shorts:
         for n in splittable:
             for w in a.short_words[n]:
                 if w not in c.splits:
-                    p, c.splits[w] = _decide(w, lexicon, c.held)
+                    p, c.splits[w] = decide(w, lexicon, c.held)
                     if p is not None:
                         c.candidates[w] = p
 
@@ -105,7 +105,7 @@ def compounds(
     """The compound decisions of a whole corpus (``firsts``: each document's first name as
     words)."""
     lexicon = _merged_lexicon(shorts)
-    name_parts = [_name_parts(first, lexicon) for first in firsts]
+    name_parts = [name_parts_of(first, lexicon) for first in firsts]
     held: Counter[str] = Counter()
     for a, parts in zip(shorts, name_parts, strict=True):
         held.update(_held_terms(a, parts, weights))
@@ -119,7 +119,7 @@ def _added(
 ) -> dict[int, Counter[str]]:
     """The compound parts a document's short fields count besides their words, by field."""
     out: dict[int, Counter[str]] = {}
-    short, splittable = _short_cols(weights)
+    short, splittable = short_cols(weights)
     if weights.name_field in weights.field_weight and parts:
         at = weights.fields.index(weights.name_field)
         out.setdefault(at, Counter()).update(t for p in parts for t in p)
@@ -206,7 +206,7 @@ def _recompound_changed(
     name_parts: list[tuple[Pair, ...]] = []
     for n in range(len(shorts)):
         if n in fresh:
-            parts = _name_parts(first(labels[n]), lexicon)
+            parts = name_parts_of(first(labels[n]), lexicon)
             terms = _held_terms(fresh[n], parts, weights)
             held.update(terms)
             touched |= terms
@@ -215,7 +215,7 @@ def _recompound_changed(
         name_parts.append(parts)
     changed = {t for t in touched if held[t] != old.held[t]}
     for w, p in old.candidates.items():
-        if (p[0] in changed or p[1] in changed or tokens.stem(w) in changed) and _decide(
+        if (p[0] in changed or p[1] in changed or tokens.stem(w) in changed) and decide(
             w, lexicon, held
         )[1] != old.splits.get(w):
             return None

@@ -73,13 +73,11 @@ def reweigh(index: Index, weights: Weights) -> Index:
 
 def stamps(index: Index) -> tuple[Hashable | None, ...]:
     """The ``stamp`` of each document of ``index`` (empty for an index without a store)."""
-    if index.store is None:
-        return ()
-    docs = index.store.docs
-    return docs.stamps
+    docs = index.store.docs if index.store is not None else None
+    return () if docs is None else docs.stamps
 
 
-def _labels(doc: Document) -> tuple[str, ...]:
+def labels_of(doc: Document) -> tuple[str, ...]:
     return tuple(" ".join(tokens.key_words(label)) for label in doc.names)
 
 
@@ -99,7 +97,7 @@ def build_index(docs: Sequence[Document], weights: Weights, *, memo: Memo | None
         for j in long_cols:
             builder.add(n, j, a.fields[j][1])
         shorts.append(analysis.without_long(a, weights))
-    labels = tuple(_labels(d) for d in docs)
+    labels = tuple(labels_of(d) for d in docs)
     c = compounds(shorts, [first(lab) for lab in labels], weights)
     for n, (a, parts) in enumerate(zip(shorts, c.name_parts, strict=True)):
         for j, counts in short_fields(a, parts, c, weights):
@@ -109,7 +107,7 @@ def build_index(docs: Sequence[Document], weights: Weights, *, memo: Memo | None
     store = Store(builder.rows(), list(ids), ids, _lengths(shorts, len(weights.fields)), state)
     keys = tuple(d.key for d in docs)
     return assemble(
-        keys, tuple(d.priority for d in docs), store, _names(labels), c.lexicon, weights
+        keys, tuple(d.priority for d in docs), store, names_of(labels), c.lexicon, weights
     )
 
 
@@ -151,7 +149,7 @@ def update_index(old: Index, docs: Sequence[Document], *, merge: bool = True) ->
         source, {n: analysis.without_long(a, weights) for n, a in fresh.items()}
     )
     old_labels = state.labels
-    labels = tuple(old_labels[i] if i >= 0 else _labels(docs[n]) for n, i in enumerate(source))
+    labels = tuple(old_labels[i] if i >= 0 else labels_of(docs[n]) for n, i in enumerate(source))
     gone = np.flatnonzero(renumber < 0).tolist()
     words = Counter(state.words)
     spent = [w for i in gone for w, _ in state.shorts[i].lexicon]
@@ -191,7 +189,7 @@ def update_index(old: Index, docs: Sequence[Document], *, merge: bool = True) ->
     keys = tuple(d.key for d in docs)
     priority = tuple(d.priority for d in docs)
     # An edit that renames nothing keeps the names (a tuple compare, not a rebuild).
-    names = old.names if labels == old_labels else _names(labels)
+    names = old.names if labels == old_labels else names_of(labels)
     return assemble(keys, priority, new_store, names, c.lexicon, weights)
 
 
@@ -218,7 +216,7 @@ def assemble(
     )
 
 
-def _names(labels: Sequence[tuple[str, ...]]) -> dict[str, int]:
+def names_of(labels: Sequence[tuple[str, ...]]) -> dict[str, int]:
     """A name (as key words) -> the first document it names."""
     names: dict[str, int] = {}
     for i, own in enumerate(labels):

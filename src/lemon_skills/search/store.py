@@ -25,7 +25,7 @@ class Store:
     terms: list[str]  # term id -> term
     ids: dict[str, int]  # term -> term id
     lengths: npt.NDArray[np.int32]  # documents x fields
-    docs: DocState | StoredState
+    docs: DocState | StoredState | None  # None: the index can be neither updated nor stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +63,14 @@ class StoredState:
 
 
 def doc_state(store: Store) -> DocState:
+    """What an update needs to know of ``store``'s documents.
+
+    Raises:
+        ValueError: the index keeps no document state (a focused index).
+    """
     docs = store.docs
+    if docs is None:
+        raise ValueError("this index keeps no state of its documents")
     return docs if isinstance(docs, DocState) else docs.decode()
 
 

@@ -210,6 +210,31 @@ def ranking_index(v: View) -> ranking.Index:
     return index
 
 
+def _ranking_for(v: View, query: str) -> ranking.Index:
+    """The index to rank ``query`` with: the full one, unless this is the first query of a
+    large tree whose index was never built, answered from an index focused on it
+    (``snapshot.first_query_index``); the next query builds the full index, or the CLI has
+    it built in the background (``index_pending``)."""
+    if "ranking_index" not in v.memo:
+        focused = index_cache.first_query_index(v.enabled(), query)
+        if focused is not None:
+            v.memo["focused"] = True
+            return focused
+    return ranking_index(v)
+
+
+def index_pending(*, cwd: PathArg = None) -> bool:
+    """Whether a query here was answered from a focused index and the full one is unbuilt."""
+    v = view(cwd)
+    return bool(v.memo.get("focused")) and "ranking_index" not in v.memo
+
+
+def build_ranking_index(*, cwd: PathArg = None) -> int:
+    """Build, or update for what changed, the ranking index of the enabled skills visible
+    from ``cwd`` and keep it on disk; the number of skills indexed."""
+    return len(ranking_index(view(cwd)).entries)
+
+
 def semantic_similarity(v: View) -> semantic_mod.Similarity:
     """Embeddings of ``v``'s enabled skills (optional extra), computed once per registry state.
 
@@ -231,10 +256,12 @@ def _rank(
     use_semantic: bool | None,
     keep: Callable[[Entry], bool] | None = None,
 ) -> list[ranking.Match]:
-    index = ranking_index(v)
     similar = None
     if semantic_mod.requested(use_semantic):
+        index = ranking_index(v)
         similar = semantic_similarity(v)(query, floor=index.weights.semantic_floor)
+    else:
+        index = _ranking_for(v, query)
     if keep is None:
         return ranking.rank(index, query, limit=limit, similar=similar)
     # Filtered after ranking, so the ranking of what stays is the ranker's own.
@@ -553,7 +580,7 @@ def render_prompt(
     profile, play = selection(v, files=files, agent=agent)
     catalogue = _listing(v, profile, play)
     excluded = _blocked(v) | _unmet(v)
-    weights = ranking_index(v).weights
+    weights = ranking.DEFAULT_WEIGHTS
     use_semantic = semantic_mod.requested(None)
     # One ranking serves both: the first matches that clear the bar are injected, and every
     # match leads the catalogue, so a budget too small to describe all skills describes these.

@@ -147,3 +147,37 @@ def test_find_after_an_edit_reparses_plain_frontmatter_without_yaml_or_tempfile(
     found, probe = find()
     assert [m["key"] for m in found][:1] == ["chore-07"]
     assert probe == {"code": 0, "heavy": []}
+
+
+def _many(root, n=70):
+    for i in range(n):
+        topic = ("postgres query tuning", "kubernetes deployment", "release notes")[i % 3]
+        write_skill(root, f"skill-{i}", description=f"Help with {topic}, variant {i}.")
+
+
+def test_index_builds_the_ranking_index_and_keeps_it(project, project_skills, capsys):
+    from lemon_skills.skills.ranking import snapshot
+
+    _many(project_skills)
+    assert main(["skill", "index", "--json", "--cwd", str(project)]) == 0
+    assert json.loads(capsys.readouterr().out)["skills"] == 70
+    assert list(snapshot.cache_dir().glob("*.idx"))
+
+
+@pytest.mark.slow
+def test_a_first_prompt_on_a_large_tree_leaves_the_index_building_behind(
+    project, project_skills, monkeypatch, capsys
+):
+    import time
+
+    from lemon_skills.skills.ranking import snapshot
+
+    monkeypatch.setattr(snapshot, "FOCUS_MIN", 10)
+    _many(project_skills)
+    assert main(["prompt", "tune a slow postgres query", "--cwd", str(project)]) == 0
+    assert "skill-0" in capsys.readouterr().out
+    # The answer came from a focused index; a detached `lemon skill index` builds the full one.
+    deadline = time.monotonic() + 60
+    while not list(snapshot.cache_dir().glob("*.idx")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert list(snapshot.cache_dir().glob("*.idx"))

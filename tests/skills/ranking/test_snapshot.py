@@ -49,3 +49,21 @@ def test_only_the_most_recent_indexes_are_kept(project, project_skills, monkeypa
     kept = sorted(p.name for p in folder.glob("*.idx"))
     assert len(kept) == snapshot.KEEP
     assert "old-0.idx" not in kept and "old-1.idx" not in kept and "old-2.idx" not in kept
+
+
+def test_a_large_tree_gets_one_focused_answer_per_process(project, project_skills, monkeypatch):
+    monkeypatch.setattr(snapshot, "FOCUS_MIN", 3)
+    entries = _entries(project, project_skills, 4)
+    first = snapshot.first_query_index(entries, "topic 2")
+    assert first is not None and first.core.store is None  # focused: never stored
+    # The next query (a refreshed registry included) builds the full index.
+    assert snapshot.first_query_index(registry.view(project, refresh=True).enabled(), "x") is None
+
+
+def test_a_tree_with_an_index_on_disk_is_never_focused(project, project_skills, monkeypatch):
+    monkeypatch.setattr(snapshot, "MIN_SKILLS", 0)
+    monkeypatch.setattr(snapshot, "FOCUS_MIN", 3)
+    entries = _entries(project, project_skills, 4)
+    snapshot.load_or_build(entries)
+    snapshot._LAST.clear()  # as in a new process
+    assert snapshot.first_query_index(entries, "topic 2") is None

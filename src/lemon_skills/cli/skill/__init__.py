@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
     "eval": "lemon_skills.cli.skill.find:eval_cmd",
     "events": "lemon_skills.cli.skill.usage:events_cmd",
     "find": "lemon_skills.cli.skill.find:find_cmd",
+    "index": "lemon_skills.cli.skill.find:index_cmd",
     "install": "lemon_skills.cli.skill.install:install_cmd",
     "uninstall": "lemon_skills.cli.skill.install:uninstall_cmd",
     "update": "lemon_skills.cli.skill.install:update_cmd",

@@ -1,11 +1,14 @@
-"""``lemon skill find`` and ``lemon skill eval``: rank skills for a request, measure the ranking."""
+"""``lemon skill find``, ``eval`` and ``index``: rank skills for a request, measure the ranking,
+build the ranking index."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
 
+from lemon_skills.cli._background import index_later
 from lemon_skills.cli._output import (
     agent_option,
     cwd_option,
@@ -62,6 +65,7 @@ def find_cmd(
         files=files,
         agent=agent,
     )
+    index_later(cwd)
     if as_json:
         emit_json([_match_dict(m) for m in found])
         return
@@ -75,6 +79,28 @@ def find_cmd(
     for m, row in zip(found, rows, strict=True):
         click.echo(f"{click.style(m.entry.key, bold=True)}  {row[0]}  ({m.entry.source})")
         score_parts(m.parts)
+
+
+@click.command("index")
+@cwd_option
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing (for background runs).")
+def index_cmd(cwd: Path | None = None, as_json: bool = False, quiet: bool = False) -> None:
+    """Build the ranking index of the skills visible here, or update it for what changed,
+    and keep it in $LEMON_AGENT_DIR/cache/ranking.
+
+    Every ranking command does this when it needs to; run it after adding many skills so the
+    next `find` or `prompt` does not. On a large tree whose index was never built, `find` and
+    `prompt` answer from an index focused on their request and run this in the background
+    (LEMON_BACKGROUND_INDEX=0 turns that off).
+    """
+    start = time.perf_counter()
+    count = api.build_ranking_index(cwd=cwd)
+    seconds = round(time.perf_counter() - start, 3)
+    if as_json:
+        emit_json({"skills": count, "seconds": seconds})
+    elif not quiet:
+        note(f"indexed {count} skills in {seconds:.2f} s")
 
 
 def _match_dict(m: Match) -> dict[str, object]:

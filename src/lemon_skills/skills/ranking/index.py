@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from lemon_skills import search
+from lemon_skills.search import focus, tokens
 from lemon_skills.search import index as search_index
-from lemon_skills.search import tokens
 from lemon_skills.search.schema import BACKGROUND, FORMAT
 from lemon_skills.skills.model import Entry
 
@@ -272,6 +272,16 @@ def build_index(entries: Sequence[Entry], *, weights: Weights = DEFAULT_WEIGHTS)
     """Tokenise every skill and count each term in each field."""
     docs = [document(e) for e in entries]
     return Index(tuple(entries), search.build_index(docs, weights))
+
+
+def focused_index(
+    entries: Sequence[Entry], query: str, *, weights: Weights = DEFAULT_WEIGHTS
+) -> Index:
+    """An index of ``entries`` that counts only the terms ``query`` can reach
+    (``search.focus``): a first answer for a tree whose full index was never built, ranking as
+    the full index would but for the bodies' length normalisation."""
+    docs = [document(e, stamp=()) for e in entries]
+    return Index(tuple(entries), focus.focused_index(docs, weights, query))
 
 
 def update_index(old: search.Index, entries: Sequence[Entry], *, merge: bool = True) -> Index:

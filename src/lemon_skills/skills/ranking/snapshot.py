@@ -34,10 +34,15 @@ from lemon_skills.skills.ranking import index as index_mod
 MIN_SKILLS = 64
 #: Cached indexes kept (one per skill tree: several projects).
 KEEP = 8
+#: From this many skills, the first query of a tree whose index was never built is answered
+#: from an index focused on it (``index.focused_index``): indexing every body takes seconds.
+FOCUS_MIN = 2_000
 
 #: The last index of each tree this process built or read, so an edit seen by a running
 #: agent updates it in memory rather than from the file.
 _LAST: dict[str, index_mod.Index] = {}
+#: The trees this process answered a query of from a focused index.
+_FOCUSED: set[str] = set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +68,26 @@ _BASES: dict[Path, _Base] = {}
 def cache_dir() -> Path:
     """Where cached indexes live (``$LEMON_AGENT_DIR/cache/ranking``)."""
     return agent_dir() / "cache" / "ranking"
+
+
+def first_query_index(
+    entries: Sequence[Entry],
+    query: str,
+    *,
+    weights: index_mod.Weights = index_mod.DEFAULT_WEIGHTS,
+) -> index_mod.Index | None:
+    """An index focused on ``query`` when it is the first query of a tree of ``FOCUS_MIN`` or
+    more skills whose index is neither in this process nor on disk; None otherwise (rank
+    with ``load_or_build``). A tree gets one focused answer per process: the next query
+    builds its index."""
+    if len(entries) < FOCUS_MIN:
+        return None
+    key = index_mod.tree_key(entries, weights)
+    cached = len(entries) >= MIN_SKILLS and not os.environ.get("LEMON_NO_INDEX_CACHE")
+    if key in _LAST or key in _FOCUSED or (cached and (cache_dir() / f"{key}.idx").exists()):
+        return None
+    _FOCUSED.add(key)
+    return index_mod.focused_index(entries, query, weights=weights)
 
 
 def load_or_build(
