@@ -97,6 +97,8 @@ def index_cmd(
     `prompt` answer from an index focused on their request and run this in the background
     (LEMON_BACKGROUND_INDEX=0 turns that off).
     """
+    if not (quiet or as_json):
+        note("indexing the skills visible here (about 10 s per 10,000 skills)...")
     start = time.perf_counter()
     count = api.build_ranking_index(cwd=cwd, if_idle=if_idle)
     seconds = round(time.perf_counter() - start, 3)
