@@ -38,6 +38,18 @@ def test_an_mcp_server_namespace_switches_the_server_and_its_skills(project):
     assert McpSkillSource().servers(project) == []
 
 
+def test_disabling_a_server_namespace_overrides_skills_enabled_in_its_entry(project):
+    # mcp.json turns the server's skills on; the user's `disable srv:*` must still win, or
+    # the server would be started to list skills that are all hidden.
+    entry = {"command": "srv-mcp", "skills": "enabled"}
+    write_json(project / ".lemon" / "mcp.json", {"mcpServers": {"srv": entry}})
+    assert McpSkillSource().servers(project) == ["srv"]
+    lemon_skills.disable("srv:*", cwd=project)
+    assert McpSkillSource().servers(project) == []
+    lemon_skills.enable("srv:*", cwd=project)
+    assert McpSkillSource().servers(project) == ["srv"]
+
+
 def test_a_plugin_and_a_server_of_one_name_share_the_namespace(project, agent_dir):
     # A plugin skill `docs:x` and a served `docs:x` would be the same key: `docs:*` is both.
     claude_plugin(project, name="docs")

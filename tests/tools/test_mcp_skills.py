@@ -15,7 +15,12 @@ from lemon_skills.mcp.config.locations import project_config_path
 from lemon_skills.mcp.skills.client import WireFile, WireSkill
 from lemon_skills.skills import enablement
 from lemon_skills.skills.remote.model import ORIGINAL_NAME_KEY
-from lemon_skills.tools.mcp_skills import MAX_LABEL_CHARS, McpSkillSource, switched_on, to_remote
+from lemon_skills.tools.mcp_skills import (
+    MAX_LABEL_CHARS,
+    McpSkillSource,
+    server_switches,
+    to_remote,
+)
 
 
 def _mcp_json(project, **servers):
@@ -80,10 +85,12 @@ def test_a_label_that_is_not_a_short_text_is_ignored():
     assert s.label is None
 
 
-def test_a_server_is_switched_on_by_its_star_setting(project: Path):
-    assert switched_on(project) == set()
+def test_a_server_is_switched_on_and_off_by_its_star_setting(project: Path):
+    assert server_switches(project) == {}
     lemon_skills.enable("srv:*", cwd=project)
-    assert switched_on(project) == {"srv"}
+    assert server_switches(project) == {"srv": True}
+    lemon_skills.disable("srv:*", cwd=project)
+    assert server_switches(project) == {"srv": False}
 
 
 class FakeMcp:
@@ -95,8 +102,8 @@ class FakeMcp:
         self.listed = 0
         self.reads: list[tuple[str, str]] = []
 
-    def skill_servers(self, cwd: Path, switch: frozenset[str]) -> list[str]:
-        return [s for s in self.servers if s in switch]
+    def skill_servers(self, cwd: Path, switch: dict[str, bool]) -> list[str]:
+        return [s for s in self.servers if switch.get(s)]
 
     def skill_generation(self, cwd: Path, names: list[str]) -> int:
         return self.generation

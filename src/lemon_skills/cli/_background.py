@@ -11,8 +11,8 @@ from pathlib import Path
 
 def index_later(cwd: Path | None) -> None:
     """Build the full ranking index in a detached process when this command answered from an
-    index focused on its request, so the next command finds it built
-    (``LEMON_BACKGROUND_INDEX=0``: never)."""
+    index focused on its request, so the next command finds it built; one such build per tree
+    at a time (``LEMON_BACKGROUND_INDEX=0``: never)."""
     if os.environ.get("LEMON_BACKGROUND_INDEX", "1") == "0":
         return
     from lemon_skills.skills import api
@@ -20,7 +20,9 @@ def index_later(cwd: Path | None) -> None:
     if not api.index_pending(cwd=cwd):
         return
     where = [] if cwd is None else ["--cwd", str(cwd)]
-    _detached([sys.executable, "-m", "lemon_skills", "skill", "index", "--quiet", *where])
+    _detached(
+        [sys.executable, "-m", "lemon_skills", "skill", "index", "--quiet", "--if-idle", *where]
+    )
 
 
 def _detached(argv: list[str]) -> None:

@@ -339,12 +339,12 @@ class McpSource:
 
     # -- skills (SEP-2640): metadata listing and verified reads happen in the skills layer --
 
-    def skill_servers(self, cwd: PathArg, switched_on: Collection[str] = ()) -> list[str]:
-        """Servers of ``cwd`` whose skills are on: ``"skills": "enabled"`` in their entry, or
-        named in ``switched_on``. Reads config only; nothing is started."""
+    def skill_servers(self, cwd: PathArg, switches: Mapping[str, bool] | None = None) -> list[str]:
+        """Servers of ``cwd`` whose skills are on (``resolve.skill_servers``: the user's
+        ``<server>:*`` switches, else the entries). Reads config only; nothing is started."""
         where = self._dir(cwd)
         fp = resolve.fingerprint(where, self._servers, include_config=self._include_config)
-        key = (where, fp, tuple(sorted(switched_on)))
+        key = (where, fp, tuple(sorted((switches or {}).items())))
         hit = self._skill_servers.get(where)
         if hit is not None and hit[0] == key:
             return hit[1]
@@ -354,7 +354,7 @@ class McpSource:
             include_config=self._include_config,
             disabled=self._disabled,
         )
-        names = [c.name for c in config.active() if c.name and (c.skills or c.name in switched_on)]
+        names = resolve.skill_servers(config, switches)
         self._skill_servers[where] = (key, names)
         return names
 

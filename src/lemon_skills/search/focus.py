@@ -78,12 +78,17 @@ def reachable_terms(query: str, lexicon: Mapping[str, str]) -> set[str]:
     content = [w for w in tokens.words(query) if tokens.is_content(w)]
     out = {tokens.stem(w) for w in content}
     out.update(tokens.stem(a + b) for a, b in zip(content, content[1:], strict=False))
+    by_length: dict[int, list[str]] = {}
+    if any(len(w) >= 4 for w in content):
+        for x in lexicon:
+            by_length.setdefault(len(x), []).append(x)
     for w in set(content):
         parts = decompound(w, lexicon)
         if parts:
             out.update(parts)
-        if len(w) >= 4:
-            out.update(t for x, t in lexicon.items() if tokens.within_one_edit(w, x))
+        if len(w) >= 4:  # a typo fix is one edit away: at most one letter longer or shorter
+            near = (x for n in (len(w) - 1, len(w), len(w) + 1) for x in by_length.get(n, ()))
+            out.update(lexicon[x] for x in near if tokens.within_one_edit(w, x))
     return out
 
 

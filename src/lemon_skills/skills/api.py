@@ -229,10 +229,15 @@ def index_pending(*, cwd: PathArg = None) -> bool:
     return bool(v.memo.get("focused")) and "ranking_index" not in v.memo
 
 
-def build_ranking_index(*, cwd: PathArg = None) -> int:
+def build_ranking_index(*, cwd: PathArg = None, if_idle: bool = False) -> int | None:
     """Build, or update for what changed, the ranking index of the enabled skills visible
-    from ``cwd`` and keep it on disk; the number of skills indexed."""
-    return len(ranking_index(view(cwd)).entries)
+    from ``cwd`` and keep it on disk; the number of skills indexed. With ``if_idle``, nothing
+    (None) while another process that asked the same is building it."""
+    v = view(cwd)
+    if not if_idle:
+        return len(ranking_index(v).entries)
+    with index_cache.exclusive(v.enabled()) as mine:
+        return len(ranking_index(v).entries) if mine else None
 
 
 def semantic_similarity(v: View) -> semantic_mod.Similarity:

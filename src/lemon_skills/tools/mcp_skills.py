@@ -33,14 +33,15 @@ MAX_LABEL_CHARS = 128
 SERVER_SWITCH = "{server}:*"
 
 
-def switched_on(cwd: Path | None) -> set[str]:
-    """Servers whose skills a skills.json turns on (``"<server>:*": {"enabled": true}``)."""
+def server_switches(cwd: Path | None) -> dict[str, bool]:
+    """Servers whose skills a skills.json turns on or off (``"<server>:*": {"enabled": ...}``):
+    the user's switch wins over ``"skills"`` in the server's mcp.json entry."""
     project = scope_root("project", cwd) / "skills.json" if cwd is not None else None
     state = enablement.load(enablement.skills_json_path("global"), project)
     return {
-        key[:-2]
+        key[:-2]: value["enabled"]
         for key, value in state.config.items()
-        if key.endswith(":*") and value.get("enabled") is True
+        if key.endswith(":*") and isinstance(value.get("enabled"), bool)
     }
 
 
@@ -95,7 +96,7 @@ class McpSkillSource:
         self._source = source
         self._lock = threading.Lock()
         self._cache: dict[Path, tuple[object, list[Listing]]] = {}
-        self._switched: dict[Path | None, tuple[object, frozenset[str]]] = {}
+        self._switched: dict[Path | None, tuple[object, dict[str, bool]]] = {}
         self._fetchers: dict[tuple[Path, str], Fetch] = {}
 
     def _mcp(self) -> Any:
@@ -110,22 +111,22 @@ class McpSkillSource:
         switch = self._switches(cwd)
         if self._source is not None:
             return list(self._source.skill_servers(cwd or home(), switch))
-        if not may_offer_skills(cwd or home(), switched=bool(switch)):
+        if not may_offer_skills(cwd or home(), switched=any(switch.values())):
             return []  # the common case, decided without loading the config parser
         from lemon_skills.mcp.config import resolve
 
         return resolve.skill_servers(resolve.load(cwd or home()), switch)
 
-    def _switches(self, cwd: Path | None) -> frozenset[str]:
+    def _switches(self, cwd: Path | None) -> Mapping[str, bool]:
         project = scope_root("project", cwd) / "skills.json" if cwd is not None else None
         glob = enablement.skills_json_path("global")
         stamp = (file_sig(glob), file_sig(project) if project is not None else None, project)
         hit = self._switched.get(cwd)
         if hit is not None and hit[0] == stamp:
             return hit[1]
-        on = frozenset(switched_on(cwd))
-        self._switched[cwd] = (stamp, on)
-        return on
+        switches = server_switches(cwd)
+        self._switched[cwd] = (stamp, switches)
+        return switches
 
     def _fetch(self, where: Path, server: str) -> Fetch:
         """The reader of ``server``'s files for ``where``: one per pair, so entries built from

@@ -181,3 +181,17 @@ def test_a_first_prompt_on_a_large_tree_leaves_the_index_building_behind(
     while not list(snapshot.cache_dir().glob("*.idx")) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert list(snapshot.cache_dir().glob("*.idx"))
+
+
+def test_index_if_idle_leaves_a_build_under_way_alone(project, project_skills, capsys):
+    from lemon_skills.skills import registry
+    from lemon_skills.skills.ranking import snapshot
+
+    _many(project_skills)
+    with snapshot.exclusive(registry.view(project).enabled()) as mine:
+        assert mine
+        assert main(["skill", "index", "--if-idle", "--json", "--cwd", str(project)]) == 0
+        assert json.loads(capsys.readouterr().out)["skipped"] is True
+        assert not list(snapshot.cache_dir().glob("*.idx"))
+    assert main(["skill", "index", "--if-idle", "--json", "--cwd", str(project)]) == 0
+    assert json.loads(capsys.readouterr().out)["skills"] == 70

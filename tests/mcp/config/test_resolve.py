@@ -92,4 +92,11 @@ def test_skill_servers_are_the_switched_on_ones(project):
     servers = [{"name": "a", "command": "x"}, {"name": "b", "command": "y"}]
     config = resolve.load(project, servers=servers, include_config=False)
     assert resolve.skill_servers(config) == []
-    assert resolve.skill_servers(config, {"b"}) == ["b"]
+    assert resolve.skill_servers(config, {"b": True}) == ["b"]
+
+
+def test_a_user_switch_wins_over_the_entry(project):
+    servers = [{"name": "a", "command": "x", "skills": "enabled"}, {"name": "b", "command": "y"}]
+    config = resolve.load(project, servers=servers, include_config=False)
+    assert resolve.skill_servers(config) == ["a"]
+    assert resolve.skill_servers(config, {"a": False, "b": True}) == ["b"]

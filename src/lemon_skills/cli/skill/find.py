@@ -85,7 +85,10 @@ def find_cmd(
 @cwd_option
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing (for background runs).")
-def index_cmd(cwd: Path | None = None, as_json: bool = False, quiet: bool = False) -> None:
+@click.option("--if-idle", is_flag=True, help="Do nothing while another --if-idle run builds it.")
+def index_cmd(
+    cwd: Path | None = None, as_json: bool = False, quiet: bool = False, if_idle: bool = False
+) -> None:
     """Build the ranking index of the skills visible here, or update it for what changed,
     and keep it in $LEMON_AGENT_DIR/cache/ranking.
 
@@ -95,11 +98,15 @@ def index_cmd(cwd: Path | None = None, as_json: bool = False, quiet: bool = Fals
     (LEMON_BACKGROUND_INDEX=0 turns that off).
     """
     start = time.perf_counter()
-    count = api.build_ranking_index(cwd=cwd)
+    count = api.build_ranking_index(cwd=cwd, if_idle=if_idle)
     seconds = round(time.perf_counter() - start, 3)
     if as_json:
-        emit_json({"skills": count, "seconds": seconds})
-    elif not quiet:
+        emit_json({"skills": count, "seconds": seconds, "skipped": count is None})
+    elif quiet:
+        return
+    elif count is None:
+        note("another process is building this index; it is left to finish")
+    else:
         note(f"indexed {count} skills in {seconds:.2f} s")
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -245,7 +245,8 @@ def _merge(layers: list[list[ServerConfig]]) -> tuple[list[ServerConfig], list[S
     return [replace(cfg, name=n) for cfg, n in zip(ordered, names, strict=True)], overridden
 
 
-def skill_servers(config: ResolvedConfig, switched_on: Collection[str] = ()) -> list[str]:
-    """Active servers whose skills are on: ``"skills": "enabled"`` in their entry, or named in
-    ``switched_on`` (the user's ``<server>:*`` switches)."""
-    return [c.name for c in config.active() if c.name and (c.skills or c.name in switched_on)]
+def skill_servers(config: ResolvedConfig, switches: Mapping[str, bool] | None = None) -> list[str]:
+    """Active servers whose skills are on: the user's ``<server>:*`` switch where there is one
+    (``switches``: server -> on), else ``"skills": "enabled"`` in the entry."""
+    switches = switches or {}
+    return [c.name for c in config.active() if c.name and switches.get(c.name, c.skills)]

@@ -17,11 +17,11 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lemon_skills._fs import write_bytes_atomic
+from lemon_skills._fs import locked, write_bytes_atomic
 from lemon_skills._gc import gc_paused
 from lemon_skills.paths import agent_dir
 from lemon_skills.search import Index as SearchIndex
@@ -68,6 +68,21 @@ _BASES: dict[Path, _Base] = {}
 def cache_dir() -> Path:
     """Where cached indexes live (``$LEMON_AGENT_DIR/cache/ranking``)."""
     return agent_dir() / "cache" / "ranking"
+
+
+@contextlib.contextmanager
+def exclusive(
+    entries: Sequence[Entry], *, weights: index_mod.Weights = index_mod.DEFAULT_WEIGHTS
+) -> Iterator[bool]:
+    """Hold the right to build this tree's index: False while another process holds it (a
+    background build already under way)."""
+    from filelock import Timeout
+
+    try:
+        with locked(cache_dir() / index_mod.tree_key(entries, weights), timeout=0):
+            yield True
+    except Timeout:
+        yield False
 
 
 def first_query_index(
