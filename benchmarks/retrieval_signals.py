@@ -45,7 +45,7 @@ from retrieval_eval import bm25_ranker
 
 from lemon_skills import search
 from lemon_skills.search import scoring
-from lemon_skills.search.embed import vectors
+from lemon_skills.search.embed import centre, vectors
 from lemon_skills.search.index import reweigh
 from lemon_skills.search.metrics import Case, Report, evaluate, load_cases, outcome, summarise
 from lemon_skills.skills import api
@@ -183,11 +183,12 @@ class ChunkSimilarity:
         for chunks in (desc, usage):
             docs = np.asarray([d for d, c in enumerate(chunks) for _ in c], dtype=np.int64)
             texts = [t for c in chunks for t in c]
-            self.parts.append((docs, vectors(texts, base.enc)))
+            # Centred on the catalogue's mean, as the shipped skill vectors are.
+            self.parts.append((docs, centre(vectors(texts, base.enc), base.mean)))
 
     def __call__(self, query: str, *, floor: float, top: int = 50) -> dict[int, float]:
         np = self.np
-        qv = self.base.enc.encode([query])[0]
+        qv = centre(self.base.enc.encode([query])[0], self.base.mean)
         own = self.base.matrix @ qv
         total = own.copy()
         for docs, vecs in self.parts:

@@ -100,7 +100,7 @@ def _similarity(entries: Sequence[Any], cases: Sequence[Case]) -> Callable[[str,
     from lemon_skills.skills.ranking import semantic
 
     sim = semantic.Similarity(entries)
-    table = {c.query: sim.matrix @ sim.enc.encode([c.query])[0] for c in cases}
+    table = {c.query: sim.scores(sim.enc.encode([c.query]))[0] for c in cases}
 
     def similar(query: str, floor: float) -> dict[int, float]:
         row = table[query]

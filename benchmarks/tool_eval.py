@@ -1,6 +1,6 @@
 """Tool retrieval on the tool bench: find_tools' ranker vs plain BM25, with 10-fold CV.
 
-    python benchmarks/tool_eval.py [--folds 10] [--semantic] [--json OUT]
+    python benchmarks/tool_eval.py [--folds 10] [--semantic [--centred]] [--json OUT]
 
 Over ``<bench>/tools/tools.jsonl`` (1,073 tool definitions of 56 servers) and
 ``queries_dev.jsonl`` (220 labelled requests), it prints recall@1/@3/@5, MRR, none-rejection
@@ -11,7 +11,9 @@ and false-rejection of:
 * ``bm25+cutoff`` - the same answering only when the best score reaches a cutoff;
 * ``lemon`` - ``lemon_skills.mcp.toolsearch`` with its shipped ``WEIGHTS``;
 * ``lemon+sem`` - the same with embedding similarity (``--semantic``; needs the semantic
-  extra and the model package), its blend weight, floor and bar cross-validated.
+  extra and the model package), its blend weight, floor and bar cross-validated;
+* ``lemon+sem centred`` - the same with every vector centred on the tools' mean vector, as
+  skills are ranked (``--centred``; not shipped for tools: it measured worse).
 
 Each is given on all queries and as k-fold cross-validation of its tuning: the queries are cut
 into folds with the same mix of kinds, and each fold is answered by the candidate setting that
@@ -47,8 +49,9 @@ from lemon_skills.mcp.toolsearch import (  # noqa: E402
     rank_tools,
     similar_tools,
     tool_key,
+    tool_text,
 )
-from lemon_skills.search import Weights, scoring, tokens  # noqa: E402
+from lemon_skills.search import Weights, embed, scoring, tokens  # noqa: E402
 from lemon_skills.search.index import reweigh  # noqa: E402
 from lemon_skills.search.metrics import Case, Report, cross_validate, evaluate, load_cases  # noqa: E402
 
@@ -139,12 +142,19 @@ def semantic_grid() -> list[Weights]:
 
 
 def semantic_answers(
-    cases: Sequence[Case], index: ToolIndex, grid: Sequence[Weights]
+    cases: Sequence[Case], index: ToolIndex, grid: Sequence[Weights], *, centred: bool = False
 ) -> list[list[list[str]]]:
-    """Each grid setting's answers, the query similarities computed once (lowest floor)."""
+    """Each grid setting's answers, the query similarities computed once (lowest floor);
+    ``centred``: every vector centred on the tools' mean vector, as skills are ranked."""
     low = dataclasses.replace(WEIGHTS, semantic_floor=min(w.semantic_floor for w in grid))
     probe = ToolIndex(index.specs, reweigh(index.core, low), index.memo)
-    sims = [similar_tools(probe, c.query) for c in cases]
+    if centred:
+        enc = embed.encoder()
+        matrix, mean = embed.centred(embed.vectors([tool_text(t) for t in index.specs], enc))
+        floor = low.semantic_floor
+        sims = [embed.top_similar(matrix, c.query, enc, floor=floor, mean=mean) for c in cases]
+    else:
+        sims = [similar_tools(probe, c.query) for c in cases]
     out = []
     for w in grid:
         core = reweigh(index.core, w)
@@ -177,6 +187,9 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--semantic", action="store_true", help="also the embedding hybrid")
+    ap.add_argument(
+        "--centred", action="store_true", help="with --semantic, also with centred vectors"
+    )
     args = ap.parse_args()
     bench = bench_root() / "tools"
     specs, ins = load_tool_file(bench / "tools.jsonl")
@@ -209,15 +222,19 @@ def main() -> None:
     picks = cross_validate(cases, answers, args.folds, score=score_tools).picks
     if args.semantic:
         sem_grid = semantic_grid()
-        sem = semantic_answers(cases, build_tool_index(specs, ins), sem_grid)
-        sem_cv = cross_validate(cases, sem, args.folds, score=score_tools)
-        rows["lemon+sem"] = (report(sem[0]), sem_cv.report)
-        for p in sorted(set(sem_cv.picks)):
-            w = sem_grid[p]
-            print(
-                f"lemon+sem: {sem_cv.picks.count(p)} fold(s) picked weight "
-                f"{w.semantic_weight:g} floor {w.semantic_floor:g} bar {w.semantic_min_score:g}"
-            )
+        for name, centred in (("lemon+sem", False), ("lemon+sem centred", True)):
+            if centred and not args.centred:
+                continue
+            index = build_tool_index(specs, ins)
+            sem = semantic_answers(cases, index, sem_grid, centred=centred)
+            sem_cv = cross_validate(cases, sem, args.folds, score=score_tools)
+            rows[name] = (report(sem[0]), sem_cv.report)
+            for p in sorted(set(sem_cv.picks)):
+                w = sem_grid[p]
+                print(
+                    f"{name}: {sem_cv.picks.count(p)} fold(s) picked weight {w.semantic_weight:g}"
+                    f" floor {w.semantic_floor:g} bar {w.semantic_min_score:g}"
+                )
     print(f"{len(specs)} tools, {len(cases)} queries; R@1 R@3 R@5 MRR none-rej false-rej")
     for name, (everything, cv) in rows.items():
         print(line(f"{name} (all)", everything))

@@ -63,6 +63,27 @@ def test_top_similar_keeps_rows_above_the_floor_best_first():
     assert embed.top_similar(matrix, "   ", enc, floor=0.5) == {}  # type: ignore[arg-type]
 
 
+def test_centring_ranks_by_what_sets_a_row_apart_from_the_rest():
+    # Every row shares axis 0; row 0 is little else. The query is mostly axis 0 too, but
+    # leans to axis 1, which only row 1 has: raw cosine picks row 0, centred row 1.
+    rows = np.zeros((3, 384), dtype=np.float32)
+    rows[0, 0] = 1.0
+    rows[1, [0, 1]] = [0.6, 0.8]
+    rows[2, [0, 2]] = [0.6, 0.8]
+    query = np.zeros(384, dtype=np.float32)
+    query[[0, 1]] = [0.9, 0.436]
+    matrix, mean = embed.centred(rows)
+    assert int(np.argmax(rows @ query)) == 0
+    assert int(np.argmax(matrix @ embed.centre(query, mean))) == 1
+    assert np.allclose(np.linalg.norm(matrix, axis=1), 1.0)
+
+
+def test_a_catalogue_of_one_keeps_its_similarity():
+    matrix, mean = embed.centred(np.eye(384, dtype=np.float32)[[5]])
+    sims = embed.top_similar(matrix, "query", CountingEncoder(), floor=0.5, mean=mean)  # type: ignore[arg-type]
+    assert sims == {0: 1.0}  # "query" has length 5, the one row's direction
+
+
 def _safetensors(path, tensors: dict[str, tuple[str, list[int], bytes]]) -> None:
     """A safetensors file as its format defines it (8-byte header length, JSON header)."""
     header: dict[str, object] = {"__metadata__": {"format": "pt"}}

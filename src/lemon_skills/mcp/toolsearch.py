@@ -142,6 +142,8 @@ def similar_tools(index: ToolIndex, request: str) -> dict[int, float]:
         ConfigError: the semantic extra or its model is not installed.
     """
     enc = embed.encoder()
+    # The raw cosine, not centred as skills' is: on the tool bench centring lowered every
+    # cross-validated figure (docs/decisions.md).
     matrix = index.memo.get("vectors")
     if matrix is None:
         matrix = index.memo["vectors"] = embed.vectors([tool_text(s) for s in index.specs], enc)

@@ -249,15 +249,39 @@ def vectors(texts: Sequence[str], enc: Encoder) -> Any:
     return out
 
 
+def centred(matrix: Any) -> tuple[Any, Any]:
+    """``matrix`` centred on its mean row (see ``centre``), and that mean, to centre queries
+    with. A single row is its own mean, so it is left as it is.
+
+    What every document of a catalogue shares (its language, its genre: "a tool that helps
+    with...") says nothing about which one a request wants, yet it makes up much of each raw
+    cosine; without it a document close to everything stops outranking the one a request is
+    about (cross-validated in docs/ranking.md, "Semantic variants measured").
+    """
+    np: Any = importlib.import_module("numpy")
+    mean = matrix.mean(0) if len(matrix) > 1 else np.zeros(matrix.shape[1:], matrix.dtype)
+    return centre(matrix, mean), mean
+
+
+def centre(rows: Any, mean: Any) -> Any:
+    """``rows`` less ``mean``, each back to unit length (a row equal to the mean stays zero)."""
+    np: Any = importlib.import_module("numpy")
+    out = rows - mean
+    norms = np.linalg.norm(out, axis=-1, keepdims=True)
+    return out / np.where(norms > 0, norms, 1)
+
+
 def top_similar(
-    matrix: Any, query: str, enc: Encoder, *, floor: float, top: int = 50
+    matrix: Any, query: str, enc: Encoder, *, floor: float, top: int = 50, mean: Any = None
 ) -> dict[int, float]:
     """Row number -> cosine similarity to ``query``, for the ``top`` most similar rows of
-    ``matrix`` above ``floor``."""
+    ``matrix`` above ``floor``; with ``mean``, ``matrix`` is centred on it (``centred``) and
+    so is the query."""
     if not query.strip() or not len(matrix):
         return {}
     np = enc.np
-    sims = matrix @ enc.encode([query])[0]
+    q = enc.encode([query])[0]
+    sims = matrix @ (q if mean is None else centre(q, mean))
     best = np.argsort(-sims)[:top]
     return {int(i): float(sims[i]) for i in best if sims[i] > floor}
 

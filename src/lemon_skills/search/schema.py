@@ -78,7 +78,7 @@ class Weights:
     semantic_weight: float = 3.0
     semantic_floor: float = 0.1
     #: ...and the abstain bar for the combined score.
-    semantic_min_score: float = 0.8
+    semantic_min_score: float = 0.7
     #: Results after the first are kept while they score at least this share of the first.
     keep_ratio: float = 0.0
 

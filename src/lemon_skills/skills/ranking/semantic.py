@@ -15,6 +15,8 @@ from lemon_skills.search.embed import (
     INSTALL_HINT,
     MODEL_PACKAGE,
     Encoder,
+    centre,
+    centred,
     encoder,
     requested,
     store_path,
@@ -47,12 +49,17 @@ def doc_vectors(entries: Sequence[Entry], enc: Encoder) -> Any:
 
 
 class Similarity:
-    """Cosine similarity of a query to every skill of one index (memoised per view)."""
+    """Cosine similarity of a query to every skill of one index (memoised per view), every
+    vector centred on the mean of these skills' vectors (``search.embed.centred``)."""
 
     def __init__(self, entries: Sequence[Entry], enc: Encoder | None = None) -> None:
         self.enc = enc or encoder()
-        self.matrix = doc_vectors(entries, self.enc)
+        self.matrix, self.mean = centred(doc_vectors(entries, self.enc))
 
     def __call__(self, query: str, *, floor: float, top: int = 50) -> dict[int, float]:
         """Skill number -> similarity, for the ``top`` most similar skills above ``floor``."""
-        return top_similar(self.matrix, query, self.enc, floor=floor, top=top)
+        return top_similar(self.matrix, query, self.enc, floor=floor, top=top, mean=self.mean)
+
+    def scores(self, query_vectors: Any) -> Any:
+        """Similarity of each of the (raw, unit) ``query_vectors`` to every skill, one row each."""
+        return centre(query_vectors, self.mean) @ self.matrix.T

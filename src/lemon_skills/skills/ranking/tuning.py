@@ -33,7 +33,7 @@ LEXICAL: Grid = {
     "min_score": (0.45, 0.35, 0.55),
 }
 #: With embeddings: the weight of similarity and the bar of the blended score.
-SEMANTIC: Grid = {"semantic_weight": (3.0, 2.0, 4.0), "semantic_min_score": (0.8, 0.7, 0.9)}
+SEMANTIC: Grid = {"semantic_weight": (3.0, 2.0, 4.0), "semantic_min_score": (0.7, 0.8, 0.9)}
 
 
 def settings(grid: Grid) -> list[dict[str, float]]:
