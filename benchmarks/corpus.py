@@ -20,11 +20,19 @@ survives between runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lemon_skills.search.metrics import Case
+    from lemon_skills.skills.model import Entry
 
 _NAME = re.compile(r"^name:.*$", re.M)
 
@@ -51,6 +59,24 @@ def bench_root() -> Path:
 def bench_dir() -> Path:
     """The bench skills (``<bench>/skills``)."""
     return bench_root() / "skills"
+
+
+def dev_cases() -> list[Case]:
+    """Every labelled dev request of the bench (``queries_dev*.jsonl``), file by file."""
+    from lemon_skills.search.metrics import load_cases
+
+    return [c for f in sorted(bench_root().glob("queries_dev*.jsonl")) for c in load_cases(f)]
+
+
+@contextlib.contextmanager
+def bench_entries() -> Iterator[list[Entry]]:
+    """The bench skills laid out as a project in a temporary folder, as the registry lists
+    them (enabled ones, in order); the folder is removed on exit."""
+    from lemon_skills.skills import api
+
+    with tempfile.TemporaryDirectory() as tmp:
+        make_corpus(Path(tmp), len(list(bench_dir().iterdir())))
+        yield list(api.view(tmp).enabled())
 
 
 def make_corpus(dest: Path, count: int, *, source: Path | None = None) -> Path:

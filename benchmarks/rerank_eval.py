@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _rerank as rerank  # noqa: E402
-from corpus import bench_dir, bench_root, make_corpus  # noqa: E402
+from corpus import bench_entries, bench_root, dev_cases  # noqa: E402
 
 from lemon_skills.mcp.toolsearch import build_tool_index, load_tool_file, similar_tools  # noqa: E402
 from lemon_skills.search import scoring  # noqa: E402
@@ -112,14 +111,11 @@ def main() -> None:
             sims = [similar_tools(tools, c.query) for c in cases]
         run(tools.core, cases, sims, args.folds)
         return
-    from lemon_skills.skills import api
     from lemon_skills.skills.ranking import find as ranking
     from lemon_skills.skills.ranking.semantic import Similarity
 
-    cases = [c for f in sorted(bench_root().glob("queries_dev*.jsonl")) for c in load_cases(f)]
-    with tempfile.TemporaryDirectory() as tmp:
-        make_corpus(Path(tmp), len(list(bench_dir().iterdir())))
-        entries = api.view(tmp).enabled()
+    cases = dev_cases()
+    with bench_entries() as entries:
         index = ranking.build_index(entries).core
         sims = [None] * len(cases)
         if args.semantic:

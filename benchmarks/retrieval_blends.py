@@ -32,19 +32,17 @@ import argparse
 import hashlib
 import math
 import re
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from corpus import bench_dir, bench_root, make_corpus
+from corpus import bench_entries, dev_cases
 
 from lemon_skills import search
 from lemon_skills.search import scoring
 from lemon_skills.search.embed import centre, centred, load_weights, vectors
-from lemon_skills.search.metrics import Case, Report, load_cases, outcome, summarise
-from lemon_skills.skills import api
+from lemon_skills.search.metrics import Case, Report, outcome, summarise
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import find
 from lemon_skills.skills.ranking import index as skill_index
@@ -269,10 +267,8 @@ def main() -> None:
     parser.add_argument("--mpnet", type=Path, default=None, help="all-mpnet-base-v2 folder")
     parser.add_argument("--cache", type=Path, default=Path("mpnet-vectors.npz"))
     args = parser.parse_args()
-    cases = [c for f in sorted(bench_root().glob("queries_dev*.jsonl")) for c in load_cases(f)]
-    with tempfile.TemporaryDirectory() as tmp:
-        make_corpus(Path(tmp), len(list(bench_dir().iterdir())))
-        entries = api.view(tmp).enabled()
+    cases = dev_cases()
+    with bench_entries() as entries:
         index = find.build_index(entries)
         report(args, cases, entries, index)
 

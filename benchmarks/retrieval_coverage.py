@@ -40,19 +40,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
-import tempfile
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
-from corpus import bench_dir, bench_root, make_corpus
+from corpus import bench_entries, dev_cases
 from retrieval_eval import bm25_ranker
 from retrieval_signals import Answers, _fmt, lexical_answers, signal_row
 
 from lemon_skills.search import scoring
 from lemon_skills.search.index import Index
-from lemon_skills.search.metrics import Case, evaluate, load_cases
-from lemon_skills.skills import api
+from lemon_skills.search.metrics import Case, evaluate
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import index as skill_index
 from lemon_skills.skills.ranking.semantic import Similarity
@@ -196,10 +193,8 @@ def main() -> None:
     parser.add_argument("--margins", action="store_true", help="the rejected first results")
     parser.add_argument("--only", nargs="*", help="measure only these signals (names as printed)")
     args = parser.parse_args()
-    cases = [c for f in sorted(bench_root().glob("queries_dev*.jsonl")) for c in load_cases(f)]
-    with tempfile.TemporaryDirectory() as tmp:
-        make_corpus(Path(tmp), len(list(bench_dir().iterdir())))
-        entries = api.view(tmp).enabled()
+    cases = dev_cases()
+    with bench_entries() as entries:
         if args.margins:
             margins(entries, cases)
         print(f"{len(cases)} queries, CV = {args.folds} folds; R@1 / R@3 / none-rej / false-rej\n")

@@ -29,16 +29,14 @@ import json
 import math
 import re
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from corpus import bench_dir, bench_root, make_corpus
+from corpus import bench_entries, bench_root
 
 from lemon_skills.search import tokens as text
 from lemon_skills.search.metrics import Case, Report, evaluate, load_cases
-from lemon_skills.skills import api
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import tuning
@@ -190,9 +188,7 @@ def main() -> None:
     args = parser.parse_args()
     files = args.queries or sorted(bench_root().glob("queries_dev*.jsonl"))
     cases = [c for f in files for c in load_cases(f)]
-    with tempfile.TemporaryDirectory() as tmp:
-        make_corpus(Path(tmp), len(list(bench_dir().iterdir())))
-        entries = api.view(tmp).enabled()
+    with bench_entries() as entries:
         index = ranking.build_index(entries)
         rankers: dict[str, Ranker] = {
             "lemon": lambda q: [m.entry.key for m in ranking.rank(index, q, limit=10)]

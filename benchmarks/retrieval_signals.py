@@ -34,21 +34,18 @@ import argparse
 import dataclasses
 import re
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from corpus import bench_dir, bench_root, make_corpus
+from corpus import bench_entries, dev_cases
 from retrieval_eval import bm25_ranker
 
 from lemon_skills import search
 from lemon_skills.search import scoring
 from lemon_skills.search.embed import centre, vectors
 from lemon_skills.search.index import reweigh
-from lemon_skills.search.metrics import Case, Report, evaluate, load_cases, outcome, summarise
-from lemon_skills.skills import api
+from lemon_skills.search.metrics import Case, Report, evaluate, outcome, summarise
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import find, tuning
 from lemon_skills.skills.ranking import index as skill_index
@@ -224,11 +221,9 @@ def main() -> None:
     parser.add_argument("--semantic", action="store_true")
     parser.add_argument("--cost", action="store_true", help="build time and size of the field")
     args = parser.parse_args()
-    cases = [c for f in sorted(bench_root().glob("queries_dev*.jsonl")) for c in load_cases(f)]
+    cases = dev_cases()
     shipped = skill_index.DEFAULT_WEIGHTS
-    with tempfile.TemporaryDirectory() as tmp:
-        make_corpus(Path(tmp), len(list(bench_dir().iterdir())))
-        entries = api.view(tmp).enabled()
+    with bench_entries() as entries:
         if args.cost:
             cost(entries, shipped)
         print(f"{len(cases)} queries, CV = {args.folds} folds; R@1 / R@3 / none-rej / false-rej\n")

@@ -19,12 +19,11 @@ import argparse
 import dataclasses
 import itertools
 import sys
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from corpus import bench_dir, make_corpus
+from corpus import bench_dir, bench_entries
 from retrieval_eval import split_halves, stratified_folds
 
 from lemon_skills.search.metrics import (
@@ -35,7 +34,6 @@ from lemon_skills.search.metrics import (
     outcome,
     summarise,
 )
-from lemon_skills.skills import api
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking.index import DEFAULT_WEIGHTS, Weights
 
@@ -121,9 +119,7 @@ def main() -> None:
     cases = load_cases(args.queries)
     half_a, half_b = split_halves(cases)
     folds = stratified_folds(cases, 5)
-    with tempfile.TemporaryDirectory() as tmp:
-        make_corpus(Path(tmp), len(list(bench_dir().iterdir())))
-        entries = api.view(tmp).enabled()
+    with bench_entries() as entries:
         similar = _similarity(entries, cases) if args.semantic else None
         answers = _answers(entries, cases, [{}, *combos], similar)
     default, answers = answers[0], answers[1:]

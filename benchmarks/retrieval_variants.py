@@ -20,16 +20,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
-from corpus import bench_dir, bench_root, make_corpus
+from corpus import bench_entries, dev_cases
 
 from lemon_skills.search import scoring
 from lemon_skills.search.index import Index
-from lemon_skills.search.metrics import Report, load_cases
-from lemon_skills.skills import api
+from lemon_skills.search.metrics import Report
 from lemon_skills.skills.ranking import index as skill_index
 from lemon_skills.skills.ranking import tuning
 
@@ -96,14 +93,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folds", type=int, default=10)
     args = parser.parse_args()
-    cases = [c for f in sorted(bench_root().glob("queries_dev*.jsonl")) for c in load_cases(f)]
+    cases = dev_cases()
     shipped = scoring.analyse
     print(f"{len(cases)} queries, CV = {args.folds} folds; R@1 / R@3 / none-rej / false-rej\n")
     print("| variant | CV |")
     print("|---|---|")
-    with tempfile.TemporaryDirectory() as tmp:
-        make_corpus(Path(tmp), len(list(bench_dir().iterdir())))
-        entries = api.view(tmp).enabled()
+    with bench_entries() as entries:
         for name, rewrite in VARIANTS.items():
             if rewrite is not None:
 

@@ -17,18 +17,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import random
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from corpus import bench_dir, bench_root, make_corpus
+from corpus import bench_entries, dev_cases
 from retrieval_blends import _fmt as fmt
 
 from lemon_skills.search.embed import centre, centred, vectors
-from lemon_skills.search.metrics import Case, load_cases, outcome, summarise
-from lemon_skills.skills import api
+from lemon_skills.search.metrics import Case, outcome, summarise
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import find
 from lemon_skills.skills.ranking.index import DEFAULT_WEIGHTS
@@ -72,10 +69,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[2, 5, 10, 25, 50, 100])
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
-    cases = [c for f in sorted(bench_root().glob("queries_dev*.jsonl")) for c in load_cases(f)]
-    with tempfile.TemporaryDirectory() as tmp:
-        make_corpus(Path(tmp), len(list(bench_dir().iterdir())))
-        entries = api.view(tmp).enabled()
+    cases = dev_cases()
+    with bench_entries() as entries:
+        pass  # the scan read what this needs (names, descriptions)
     enc = encoder()
     keys = [e.key for e in entries]
     docs = doc_vectors(entries, enc)

