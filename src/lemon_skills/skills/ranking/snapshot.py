@@ -102,7 +102,8 @@ def first_query_index(
     if key in _LAST or key in _FOCUSED or (cached and (cache_dir() / f"{key}.idx").exists()):
         return None
     _FOCUSED.add(key)
-    return index_mod.focused_index(entries, query, weights=weights)
+    with gc_paused():  # millions of short-lived words and no cycles among them
+        return index_mod.focused_index(entries, query, weights=weights)
 
 
 def load_or_build(
