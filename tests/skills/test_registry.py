@@ -177,3 +177,27 @@ def test_skills_json_change_or_invalidate_asks_the_sources_at_once(project, agen
     server.on = False
     reg.invalidate()
     assert remote_keys(reg, project) == []
+
+
+def test_a_large_scope_holds_no_bodies_and_ranks_the_same(project, project_skills, monkeypatch):
+    import lemon_skills
+    from lemon_skills.skills import registry as registry_mod
+    from lemon_skills.skills.ranking import find
+
+    for i in range(12):
+        service = ["kafka", "redis", "nginx"][i % 3]
+        body = f"## Steps\n\nRotate the {service} logs {'nightly' if i < 6 else 'weekly'}.\n"
+        description = f"Log rotation for {service} servers, variant {i}."
+        write_skill(project_skills, f"ops-{i}", description=description, body=body)
+    query = "nightly redis log rotation"
+    full = [e.key for e in lemon_skills.find_relevant(query, cwd=project)]
+    monkeypatch.setattr(registry_mod, "LEAN_FROM", 10)
+    entries = Registry().view(project).enabled()
+    assert all(e._body is None for e in entries)  # nothing held after the scan
+    assert "Rotate the" in entries[0].read_body()
+    assert entries[0]._body is None  # and reading it for an index keeps nothing either
+    lean = find.build_index(entries)
+    found = [m.entry.key for m in find.rank(lean, query)]
+    assert found == full and found
+    assert "Rotate the" in entries[0].body  # a body asked for by name is kept
+    assert entries[0]._body is not None

@@ -208,7 +208,16 @@ def focused_index(
     be neither updated nor saved."""
     fields = weights.fields
     short, _ = short_cols(weights)
-    words = [[_spaced(d.fields.get(fields[j], "")).split() for j in short] for d in docs]
+    # One string per distinct word, not per occurrence: a large tree's short fields hold
+    # millions of words and a vocabulary of tens of thousands.
+    canon: dict[str, str] = {}
+    words = [
+        [
+            list(map(canon.setdefault, ws, ws))
+            for ws in (_spaced(d.fields.get(fields[j], "")).split() for j in short)
+        ]
+        for d in docs
+    ]
     lexicon = _lexicon(words)
     labels = tuple(labels_of(d) for d in docs)
     name_parts = [name_parts_of(first(lab), lexicon) for lab in labels]

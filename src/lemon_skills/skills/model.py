@@ -116,6 +116,8 @@ class Entry:
     server: str | None = field(compare=False)
     # SKILL.md of a skill that is not on disk, fetched and checked by its source.
     _loader: RemoteText | None = field(compare=False)
+    # Whether indexing reads the body without keeping it (a tree too large to hold them all).
+    _lean: bool = field(compare=False)
 
     def __init__(
         self,
@@ -156,13 +158,23 @@ class Entry:
         init(self, "_fields", fields if manifest is None else None)
         init(self, "server", server)
         init(self, "_loader", loader)
+        init(self, "_lean", False)
 
     def with_enabled(self, enabled: bool) -> Entry:
         """A copy with ``enabled`` changed that shares whatever was already read from disk."""
+        return self._copy(enabled=enabled)
+
+    def lean(self) -> Entry:
+        """A copy that holds no body: ``body`` reads it from disk on first use, and
+        ``read_body`` each time (a tree whose bodies would not fit in memory at once)."""
+        if self._loader is not None or self.file_sig is None:
+            return self  # not on disk: its text is kept where it came from
+        return self._copy(_body=None, _lean=True)
+
+    def _copy(self, **changes: object) -> Entry:
         copy = object.__new__(Entry)
         for name in _SLOTS:
-            object.__setattr__(copy, name, getattr(self, name))
-        object.__setattr__(copy, "enabled", enabled)
+            object.__setattr__(copy, name, changes.get(name, getattr(self, name)))
         return copy
 
     @property
@@ -213,6 +225,13 @@ class Entry:
                 b = _read_body(self._file or f"{self._path}/SKILL.md", self._confine_root)
             object.__setattr__(self, "_body", b)
         return b
+
+    def read_body(self) -> str:
+        """``body``, not kept by a lean entry that had not kept it already (indexing reads
+        every body of a tree once)."""
+        if self._body is not None or not self._lean:
+            return self.body
+        return _read_body(self._file or f"{self._path}/SKILL.md", self._confine_root)
 
     @property
     def skill_file(self) -> Path:
@@ -383,6 +402,7 @@ def cached_entry(
     e._fields = fields
     e.server = None
     e._loader = None
+    e._lean = False
     e.__class__ = Entry  # type: ignore[assignment]
     return e  # type: ignore[return-value]
 
@@ -416,6 +436,7 @@ def remote_entry(
     e._fields = None
     e.server = server
     e._loader = loader
+    e._lean = False
     e.__class__ = Entry  # type: ignore[assignment]
     return e  # type: ignore[return-value]
 
@@ -441,6 +462,7 @@ class _MutableEntry:
     _fields: Mapping[str, Any] | None
     server: str | None
     _loader: RemoteText | None
+    _lean: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -45,6 +45,9 @@ from lemon_skills.skills.model import Diagnostic, Entry, Source
 
 DEFAULT_STAT_INTERVAL_S = 0.5
 SKILL_SUFFIX = "/SKILL.md"
+#: From this many skills in one scope, entries hold no body (it is read again when needed):
+#: 50,000 bodies are close to a gigabyte, and indexing reads each once.
+LEAN_FROM = 20_000
 _BY_KEY = attrgetter("key")
 
 
@@ -201,12 +204,15 @@ class Registry:
         entries: list[Entry] = []
         dirty: dict[Path, set[str]] = {}
         parsed = self._parsed
+        lean = len(scan.candidates) >= LEAN_FROM
         for cand in scan.candidates:
             skill_file = cand.file
             hit = parsed.get(skill_file)
             loaded = _reusable(hit, cand) if hit is not None and hit.sig == cand.sig else None
             if loaded is None:
                 loaded = self._load(cand, disk, dirty)
+                if lean and loaded.entry is not None:
+                    loaded = loaded._replace(entry=loaded.entry.lean())
                 parsed[skill_file] = loaded
             if loaded.diagnostics:
                 scan.diagnostics.extend(loaded.diagnostics)

@@ -74,7 +74,7 @@ class Index:
 def entry_fields(entry: Entry) -> dict[str, str]:
     """The text of each field of ``entry``."""
     m = entry.manifest
-    body = entry.body[:BODY_CHARS]
+    body = entry.read_body()[:BODY_CHARS]
     # An MCP skill's key carries its server ("srv:name"): the server is no word of the skill,
     # so a served skill ranks exactly as the same skill on disk.
     key = entry.key if entry.server is None else entry.key.partition(":")[2]
@@ -222,7 +222,8 @@ def _usage(prose: str, lines: list[_Heading], titles: str) -> str:
 
 
 class _Fields(Mapping[str, str]):
-    """``entry_fields`` computed on first read: a skill tokenised before is never re-read."""
+    """``entry_fields`` computed on first read: a skill tokenised before is never re-read.
+    The body is not kept here (the entry keeps it, unless it is lean)."""
 
     def __init__(self, entry: Entry) -> None:
         self._entry = entry
@@ -230,17 +231,21 @@ class _Fields(Mapping[str, str]):
 
     def _get(self) -> dict[str, str]:
         if self._fields is None:
-            self._fields = entry_fields(self._entry)
+            fields = entry_fields(self._entry)
+            del fields["body"]
+            self._fields = fields
         return self._fields
 
     def __getitem__(self, name: str) -> str:
+        if name == "body":
+            return self._entry.read_body()[:BODY_CHARS]
         return self._get()[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._get())
+        return iter([*self._get(), "body"])
 
     def __len__(self) -> int:
-        return len(self._get())
+        return len(self._get()) + 1
 
 
 def document(entry: Entry, stamp: tuple[object, ...] | None = None) -> search.Document:
