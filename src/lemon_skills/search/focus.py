@@ -170,6 +170,7 @@ class _Plan:
 def _plan(
     query: str,
     words: Sequence[Sequence[list[str]]],
+    vocabulary: Iterable[str],
     lexicon: Mapping[str, str],
     name_parts: Sequence[tuple[Pair, ...]],
 ) -> _Plan:
@@ -181,7 +182,6 @@ def _plan(
         w: p for w in lexicon if (p := decompound(w, lexicon)) and (p[0] in terms or p[1] in terms)
     }
     judged = {tokens.stem(w) for w in compounds} | {t for p in compounds.values() for t in p}
-    vocabulary = {w for doc in words for ws in doc for w in ws}
     relevant = {
         w: t
         for w in vocabulary
@@ -209,7 +209,7 @@ def focused_index(
     fields = weights.fields
     short, _ = short_cols(weights)
     # One string per distinct word, not per occurrence: a large tree's short fields hold
-    # millions of words and a vocabulary of tens of thousands.
+    # millions of words and a vocabulary of tens of thousands (``canon``'s keys).
     canon: dict[str, str] = {}
     words = [
         [
@@ -218,10 +218,10 @@ def focused_index(
         ]
         for d in docs
     ]
-    lexicon = _lexicon(words)
+    lexicon = _lexicon(canon)
     labels = tuple(labels_of(d) for d in docs)
     name_parts = [name_parts_of(first(lab), lexicon) for lab in labels]
-    plan = _plan(query, words, lexicon, name_parts)
+    plan = _plan(query, words, canon, lexicon, name_parts)
     builder = Builder(len(fields), {})
     lengths = np.zeros((len(docs), len(fields)), dtype=np.int32)
     if docs:
@@ -275,13 +275,9 @@ def _count_short(
             builder.add(n, short[k], counts)
 
 
-def _lexicon(words: Iterable[Iterable[list[str]]]) -> dict[str, str]:
-    """Each content word of 3+ letters of a short field -> its term."""
-    seen: set[str] = set()
-    for doc in words:
-        for ws in doc:
-            seen.update(ws)
-    return {w: tokens.stem(w) for w in seen if len(w) >= 3 and w not in NON_CONTENT}
+def _lexicon(vocabulary: Iterable[str]) -> dict[str, str]:
+    """Each content word of 3+ letters of the short fields' ``vocabulary`` -> its term."""
+    return {w: tokens.stem(w) for w in vocabulary if len(w) >= 3 and w not in NON_CONTENT}
 
 
 def _may_hold(
