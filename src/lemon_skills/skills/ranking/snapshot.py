@@ -98,8 +98,7 @@ def first_query_index(
     if len(entries) < FOCUS_MIN:
         return None
     key = index_mod.tree_key(entries, weights)
-    cached = len(entries) >= MIN_SKILLS and not os.environ.get("LEMON_NO_INDEX_CACHE")
-    if key in _LAST or key in _FOCUSED or (cached and (cache_dir() / f"{key}.idx").exists()):
+    if key in _LAST or key in _FOCUSED or (_cached(entries) and _index_path(key).exists()):
         return None
     _FOCUSED.add(key)
     with gc_paused():  # millions of short-lived words and no cycles among them
@@ -113,10 +112,10 @@ def load_or_build(
 
     A changed index is written back over its file, so the next process reads it as is.
     """
-    if len(entries) < MIN_SKILLS or os.environ.get("LEMON_NO_INDEX_CACHE"):
+    if not _cached(entries):
         return index_mod.build_index(entries, weights=weights)
     key = index_mod.tree_key(entries, weights)
-    path = cache_dir() / f"{key}.idx"
+    path = _index_path(key)
     last = _LAST.get(key)
     with gc_paused():
         if last is not None and last.weights == weights:
@@ -132,6 +131,15 @@ def load_or_build(
         index = _write(path, index_mod.build_index(entries, weights=weights), weights)
     _LAST[key] = index
     return index
+
+
+def _cached(entries: Sequence[Entry]) -> bool:
+    """Whether the index of ``entries`` is kept on disk (large enough, cache not turned off)."""
+    return len(entries) >= MIN_SKILLS and not os.environ.get("LEMON_NO_INDEX_CACHE")
+
+
+def _index_path(key: str) -> Path:
+    return cache_dir() / f"{key}.idx"
 
 
 def _delta(path: Path) -> Path:
