@@ -113,24 +113,19 @@ def tools_cmd(
 @json_option
 @_listing_help("List the resources the servers offer (after filters).")
 def resources_cmd(server: str | None = None, cwd: Path | None = None, as_json: bool = False) -> int:
-    with connect(cwd) as source:
-        report = source.report("resources", server=server, progress=progress())
-    if as_json:
-        emit_json(list(report.rows))
-        return _finish(report, "resources")
-    table(
+    return _list(
+        "resources",
+        server,
+        cwd,
+        as_json,
         ["SERVER", "URI", "NAME", "DESCRIPTION"],
-        [
-            [
-                r["server"],
-                r.get("uri") or r.get("uriTemplate", ""),
-                r.get("name", ""),
-                first_line(r.get("description", "")),
-            ]
-            for r in report.rows
+        lambda r: [
+            r["server"],
+            r.get("uri") or r.get("uriTemplate", ""),
+            r.get("name", ""),
+            first_line(r.get("description", "")),
         ],
     )
-    return _finish(report, "resources")
 
 
 @click.command("prompts")
@@ -139,24 +134,37 @@ def resources_cmd(server: str | None = None, cwd: Path | None = None, as_json: b
 @json_option
 @_listing_help("List the prompts the servers offer (after filters).")
 def prompts_cmd(server: str | None = None, cwd: Path | None = None, as_json: bool = False) -> int:
-    with connect(cwd) as source:
-        report = source.report("prompts", server=server, progress=progress())
-    if as_json:
-        emit_json(list(report.rows))
-        return _finish(report, "prompts")
-    table(
+    return _list(
+        "prompts",
+        server,
+        cwd,
+        as_json,
         ["SERVER", "NAME", "ARGUMENTS", "DESCRIPTION"],
-        [
-            [
-                r["server"],
-                r["name"],
-                ", ".join(a["name"] for a in r.get("arguments", [])),
-                first_line(r.get("description", "")),
-            ]
-            for r in report.rows
+        lambda r: [
+            r["server"],
+            r["name"],
+            ", ".join(a["name"] for a in r.get("arguments", [])),
+            first_line(r.get("description", "")),
         ],
     )
-    return _finish(report, "prompts")
+
+
+def _list(
+    what: str,
+    server: str | None,
+    cwd: Path | None,
+    as_json: bool,
+    headers: list[str],
+    row: Callable[[dict[str, Any]], list[str]],
+) -> int:
+    """One listing of the servers' ``what``: its rows as JSON, or a table of ``row``s."""
+    with connect(cwd) as source:
+        report = source.report(what, server=server, progress=progress())
+    if as_json:
+        emit_json(list(report.rows))
+    else:
+        table(headers, [row(r) for r in report.rows])
+    return _finish(report, what)
 
 
 def _finish(report: Any, what: str) -> int:
