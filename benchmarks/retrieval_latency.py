@@ -43,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from corpus import bench_root, make_corpus
@@ -86,6 +87,26 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:9.2f} ms"
 
 
+def _timed(call: Callable[[str], object], items: Iterable[str]) -> tuple[list[float], list[float]]:
+    """Wall seconds (sorted) and CPU seconds of ``call`` on each of ``items``."""
+    wall, cpu = [], []
+    for item in items:
+        t, c = time.perf_counter(), time.process_time()
+        call(item)
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    wall.sort()
+    return wall, cpu
+
+
+def _spread(wall: list[float], cpu: list[float]) -> str:
+    """p50 and p95 of sorted ``wall`` times, and the CPU p50, as the tables print them."""
+    return (
+        f"p50 {_ms(statistics.median(wall))}  p95 {_ms(wall[int(len(wall) * 0.95)])}"
+        f"  (cpu p50 {_ms(statistics.median(cpu))}"
+    )
+
+
 def _child(tree: Path, query: str, *extra: str) -> dict[str, float]:
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(tree), query, *extra],
@@ -116,32 +137,11 @@ def run(size: int, queries: list[str], rounds: int, cli: bool, baseline: bool, w
         if warm:
             _build(entries, rounds)
         lemon_skills.find_relevant("warm up", cwd=tmp)  # writes the cached index
-        times, cpu = [], []
-        for _ in range(rounds if warm else 0):
-            for q in queries:
-                t, c = time.perf_counter(), time.process_time()
-                lemon_skills.find_relevant(q, cwd=tmp)
-                times.append(time.perf_counter() - t)
-                cpu.append(time.process_time() - c)
-        times.sort()
         if warm:
-            print(
-                f"{'':>14}find_relevant p50 {_ms(statistics.median(times))}"
-                f"  p95 {_ms(times[int(len(times) * 0.95)])}"
-                f"  (cpu p50 {_ms(statistics.median(cpu))}, {len(times)} calls, warm)"
-            )
-            renders, rcpu = [], []
-            for q in queries:
-                t, c = time.perf_counter(), time.process_time()
-                lemon_skills.render_prompt(q, cwd=tmp)
-                renders.append(time.perf_counter() - t)
-                rcpu.append(time.process_time() - c)
-            renders.sort()
-            print(
-                f"{'':>14}render_prompt p50 {_ms(statistics.median(renders))}"
-                f"  p95 {_ms(renders[int(len(renders) * 0.95)])}"
-                f"  (cpu p50 {_ms(statistics.median(rcpu))}, {len(renders)} calls, warm)"
-            )
+            times, cpu = _timed(lambda q: lemon_skills.find_relevant(q, cwd=tmp), queries * rounds)
+            print(f"{'':>14}find_relevant {_spread(times, cpu)}, {len(times)} calls, warm)")
+            times, cpu = _timed(lambda q: lemon_skills.render_prompt(q, cwd=tmp), queries)
+            print(f"{'':>14}render_prompt {_spread(times, cpu)}, {len(times)} calls, warm)")
         if baseline and warm:
             _bm25s(entries, queries, rounds)
         query = "merge two pdf files"
@@ -201,20 +201,16 @@ def _bm25s(entries: list[Entry], queries: list[str], rounds: int) -> None:
         retriever.index(tokens, show_progress=False)
         builds.append(time.perf_counter() - t)
         cpus.append(time.process_time() - c)
-    times, cpu = [], []
-    for q in queries * rounds:
-        t, c = time.perf_counter(), time.process_time()
+
+    def query(q: str) -> None:
         qt = bm25s.tokenize([q], stopwords="en", stemmer=stemmer, show_progress=False)
         if qt.vocab:
             retriever.retrieve(qt, k=3, show_progress=False)
-        times.append(time.perf_counter() - t)
-        cpu.append(time.process_time() - c)
-    times.sort()
+
+    times, cpu = _timed(query, queries * rounds)
     print(
         f"{'':>14}bm25s build {_ms(statistics.median(builds))}"
-        f"  (cpu {_ms(statistics.median(cpus))})"
-        f"  query p50 {_ms(statistics.median(times))}  p95 {_ms(times[int(len(times) * 0.95)])}"
-        f"  (cpu p50 {_ms(statistics.median(cpu))})"
+        f"  (cpu {_ms(statistics.median(cpus))})  query {_spread(times, cpu)})"
     )
 
 
