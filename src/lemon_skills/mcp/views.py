@@ -22,6 +22,7 @@ import anyio
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from lemon_skills import state
 from lemon_skills.errors import LemonSkillsError, McpToolError
 from lemon_skills.mcp.catalog import pinning
 from lemon_skills.mcp.catalog.build import CatalogEntry, ToolSpec, build
@@ -96,7 +97,7 @@ class SourceCore:
         # for calls that name no directory.
         self._latest: dict[str, ToolSpec] = {}
         #: Pinning's verdict on each handle's listing: key -> (listing version, review).
-        self._reviews: dict[str, tuple[int, pinning.Review]] = {}
+        self._reviews: dict[str, tuple[tuple[int, int | None], pinning.Review]] = {}
 
     def view(self, cwd: Path) -> View:
         """The (possibly new) view for ``cwd``; reloads config when its sources changed."""
@@ -232,6 +233,8 @@ class SourceCore:
             )
         args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
+            if h.config.policy.pinning == "withhold" and state.database() is not None:
+                self._refuse_held(h, spec)
             if spec.approve:
                 await self._approved(spec, args)
             deadline = self.manager.deadline(h.config, timeout, on_progress=on_progress)
@@ -251,6 +254,18 @@ class SourceCore:
         if spec.kind == "prompts_list":
             return json_result(await self.prompts(h), server=spec.server)
         return await self._prompt(h, spec.server, _text_param(args, "name"), args)
+
+    def _refuse_held(self, h: ServerHandle, spec: ToolSpec) -> None:
+        """On a shared database a tool may be held (or released) by another machine after this
+        catalogue was built: check the pins' generation before every call."""
+        held = self.review(h).held
+        reason = held.get(spec.target) or held.get("*")
+        if reason is not None:
+            raise McpToolError(
+                f"tool {spec.target!r} is held for review: {reason}",
+                server=spec.server,
+                hint=f"`lemon mcp approve-changes {spec.server}` once the change is trusted",
+            )
 
     async def _approved(self, spec: ToolSpec, args: Mapping[str, Any]) -> None:
         if self.approver is None:
@@ -383,14 +398,16 @@ class SourceCore:
         """Pinning's verdict on ``h``'s current listing (checked once per listing)."""
         if h.config.policy.pinning == "off" or not h.listing.tools:
             return pinning.Review()
-        hit = self._reviews.get(h.key)
-        if hit is not None and hit[0] == h.version:
-            return hit[1]
         try:
+            # On a shared database another machine may approve or pin meanwhile.
+            stamp = (h.version, pinning.generation(h.name))
+            hit = self._reviews.get(h.key)
+            if hit is not None and hit[0] == stamp:
+                return hit[1]
             verdict = pinning.review(h.name, h.listing.tools)
-        except LemonSkillsError as exc:  # an unreadable pins file must not hide every server
-            verdict = pinning.Review({"*": f"pins unreadable: {exc}"})
-        self._reviews[h.key] = (h.version, verdict)
+        except LemonSkillsError as exc:  # unreadable pins hold this server's tools back
+            return pinning.Review({"*": f"pins unreadable: {exc}"})
+        self._reviews[h.key] = ((h.version, pinning.generation(h.name)), verdict)
         return verdict
 
     def approve_changes(self, h: ServerHandle) -> list[str]:

@@ -1,0 +1,186 @@
+"""Where MCP tool pins are kept: a JSON file per server, or the shared database.
+
+The storage is a few operations on ``tool -> digest`` maps; what a digest covers is decided by
+``lemon_skills.mcp.catalog.pinning``. :meth:`PinStore.add` pins only tools not pinned yet (the
+first pin wins, so two machines listing a tool at once cannot overwrite each other) and returns
+the tools already pinned to another digest. :meth:`PinStore.hold` records that a machine saw a
+tool differ from its pin, so every machine holds it, even one whose listing is older;
+:meth:`PinStore.replace` is the operator's approval and lifts the holds. On the shared
+database every change bumps the server's generation and is announced on :data:`CHANNEL`, so
+a long-lived process re-checks its cached verdict with one indexed read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from lemon_skills import _fs, paths
+from lemon_skills.state import database
+from lemon_skills.state.postgres import Postgres, SqlConnection
+
+CHANNEL = "lemon_pins"
+_FILE_MODE = 0o600
+
+
+class PinStore(Protocol):
+    """A server's pins, wherever they live."""
+
+    def read(self, server: str) -> dict[str, str]:
+        """``tool -> digest`` for every pinned tool of ``server``."""
+        ...
+
+    def add(self, server: str, pins: Mapping[str, str]) -> set[str]:
+        """Pin tools not pinned yet; return those already pinned to a different digest."""
+        ...
+
+    def replace(self, server: str, pins: Mapping[str, str]) -> None:
+        """Pin these tools as given, whatever they were pinned to, and lift their holds."""
+        ...
+
+    def hold(self, server: str, tools: Iterable[str]) -> None:
+        """Record that these pinned tools were seen changed."""
+        ...
+
+    def held(self, server: str) -> set[str]:
+        """The tools some machine saw changed and nobody approved since."""
+        ...
+
+    def generation(self, server: str) -> int | None:
+        """A number that changes whenever ``server``'s pins change; None when not tracked."""
+        ...
+
+
+def pins_path(server: str) -> Path:
+    """Where ``server``'s pins are kept by the embedded backend."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in server)
+    return paths.agent_dir() / "mcp-pins" / f"{safe}.json"
+
+
+class FilePins:
+    """``<agent dir>/mcp-pins/<server>.json``: ``{"tools": {name: digest}}``, mode 0600."""
+
+    def read(self, server: str) -> dict[str, str]:
+        data = _fs.read_json(pins_path(server), default=dict)
+        tools: Any = data.get("tools", {})
+        return {str(k): str(v) for k, v in tools.items()} if isinstance(tools, dict) else {}
+
+    def add(self, server: str, pins: Mapping[str, str]) -> set[str]:
+        clash: set[str] = set()
+
+        def change(data: dict[str, Any]) -> None:
+            tools = data.setdefault("tools", {})
+            for name, digest in pins.items():
+                if tools.setdefault(name, digest) != digest:
+                    clash.add(name)
+
+        self._update(server, change)
+        return clash
+
+    def replace(self, server: str, pins: Mapping[str, str]) -> None:
+        self._update(server, lambda data: data.setdefault("tools", {}).update(pins))
+
+    def hold(self, server: str, tools: Iterable[str]) -> None:
+        """Nothing to share: this machine's next listing finds the change again."""
+
+    def held(self, server: str) -> set[str]:
+        return set()
+
+    def generation(self, server: str) -> int | None:
+        return None
+
+    @staticmethod
+    def _update(server: str, change: Any) -> None:
+        path = pins_path(server)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _fs.update_json(path, change, default=dict, mode=_FILE_MODE)
+
+
+class SqlPins:
+    """The ``mcp_pins`` table of the shared database."""
+
+    def __init__(self, db: Postgres) -> None:
+        self._db = db
+
+    def read(self, server: str) -> dict[str, str]:
+        with self._db.connection() as conn:
+            rows = conn.execute(
+                "SELECT tool, digest FROM mcp_pins WHERE server = ?", (server,)
+            ).fetchall()
+        return {str(t): str(d) for t, d in rows}
+
+    def add(self, server: str, pins: Mapping[str, str]) -> set[str]:
+        clash: set[str] = set()
+        with self._db.transaction() as conn:
+            now = time.time()
+            for name, digest in pins.items():
+                cur = conn.execute(
+                    "INSERT INTO mcp_pins (server, tool, digest, pinned_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (server, tool) DO NOTHING",
+                    (server, name, digest, now),
+                )
+                if cur.rowcount != 1:
+                    held = conn.execute(
+                        "SELECT digest FROM mcp_pins WHERE server = ? AND tool = ?",
+                        (server, name),
+                    ).fetchone()
+                    if held is None or held[0] != digest:
+                        clash.add(name)
+            if len(clash) < len(pins):
+                _bump(conn, server)
+        return clash
+
+    def replace(self, server: str, pins: Mapping[str, str]) -> None:
+        with self._db.transaction() as conn:
+            now = time.time()
+            for name, digest in pins.items():
+                conn.execute(
+                    "INSERT INTO mcp_pins (server, tool, digest, pinned_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (server, tool) DO UPDATE "
+                    "SET digest = EXCLUDED.digest, pinned_at = EXCLUDED.pinned_at, held = FALSE",
+                    (server, name, digest, now),
+                )
+            _bump(conn, server)
+
+    def hold(self, server: str, tools: Iterable[str]) -> None:
+        with self._db.transaction() as conn:
+            changed = sum(
+                conn.execute(
+                    "UPDATE mcp_pins SET held = TRUE WHERE server = ? AND tool = ? AND NOT held",
+                    (server, name),
+                ).rowcount
+                for name in tools
+            )
+            if changed:
+                _bump(conn, server)
+
+    def held(self, server: str) -> set[str]:
+        with self._db.connection() as conn:
+            rows = conn.execute(
+                "SELECT tool FROM mcp_pins WHERE server = ? AND held", (server,)
+            ).fetchall()
+        return {str(r[0]) for r in rows}
+
+    def generation(self, server: str) -> int | None:
+        with self._db.connection() as conn:
+            row = conn.execute(
+                "SELECT generation FROM pin_servers WHERE server = ?", (server,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+
+def _bump(conn: SqlConnection, server: str) -> None:
+    conn.execute(
+        "INSERT INTO pin_servers (server, generation) VALUES (?, 1) "
+        "ON CONFLICT (server) DO UPDATE SET generation = pin_servers.generation + 1",
+        (server,),
+    )
+    conn.notify(CHANNEL, server)
+
+
+def pin_store() -> PinStore:
+    """The pins of the configured backend."""
+    db = database()
+    return FilePins() if db is None else SqlPins(db)

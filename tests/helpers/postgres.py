@@ -1,0 +1,117 @@
+"""A throwaway PostgreSQL server for the state tests: ``initdb`` + ``pg_ctl`` in a temporary
+directory, listening on 127.0.0.1 and a free port, run as an unprivileged user when the tests
+run as root (PostgreSQL refuses to run as root). ``start()`` says why when it cannot."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+USER = "lemon"
+
+
+@dataclass
+class Server:
+    """A running server; ``url`` reaches its ``postgres`` database as a superuser."""
+
+    root: Path
+    bindir: Path
+    port: int
+    run_as: str | None
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://{USER}@127.0.0.1:{self.port}/postgres"
+
+    def database_url(self, name: str) -> str:
+        return f"postgresql://{USER}@127.0.0.1:{self.port}/{name}"
+
+    def stop(self) -> None:
+        with contextlib.suppress(subprocess.SubprocessError, OSError):
+            _run(self, "pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class Unavailable(Exception):
+    """PostgreSQL cannot be started here; the message says what is missing."""
+
+
+def bindir() -> Path | None:
+    """Where initdb and pg_ctl are: on PATH, else Debian's /usr/lib/postgresql/<v>/bin."""
+    found = shutil.which("initdb")
+    if found and shutil.which("pg_ctl"):
+        return Path(found).parent
+    versions = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0,
+    )
+    return Path(versions[-1]).parent if versions else None
+
+
+def start() -> Server:
+    """Start a server, or raise :class:`Unavailable` saying why not."""
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError as exc:
+        raise Unavailable(f"{exc.name} is not installed (pip install -e '.[postgres]')") from exc
+    where = bindir()
+    if where is None:
+        raise Unavailable(
+            "PostgreSQL server binaries (initdb, pg_ctl) are not on PATH nor in "
+            "/usr/lib/postgresql/*/bin (apt-get install postgresql)"
+        )
+    run_as = _unprivileged_user() if os.geteuid() == 0 else None
+    if os.geteuid() == 0 and run_as is None:
+        raise Unavailable("running as root and neither a postgres nor a nobody user exists")
+    root = Path(tempfile.mkdtemp(prefix="lemon-pg-"))
+    root.chmod(0o755)
+    if run_as is not None:
+        entry = pwd.getpwnam(run_as)
+        os.chown(root, entry.pw_uid, entry.pw_gid)
+    server = Server(root=root, bindir=where, port=_free_port(), run_as=run_as)
+    try:
+        _run(server, "initdb", "-D", str(root / "data"), "-U", USER, "-A", "trust", "-E", "UTF8",
+             "--locale=C", "--no-sync")
+        options = (
+            f"-p {server.port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        )
+        _run(server, "pg_ctl", "-D", str(root / "data"), "-o", options, "-l",
+             str(root / "log"), "-w", "-t", "60", "start")
+    except (subprocess.SubprocessError, OSError) as exc:
+        log = root / "log"
+        tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
+        detail = getattr(exc, "stderr", "") or ""
+        server.stop()
+        raise Unavailable(f"PostgreSQL did not start: {exc} {detail} {' '.join(tail)}") from exc
+    return server
+
+
+def _run(server: Server, tool: str, *args: str) -> None:
+    cmd = [str(server.bindir / tool), *args]
+    if server.run_as is not None:
+        cmd = ["runuser", "-u", server.run_as, "--", *cmd]
+    subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=120, cwd=server.root)
+
+
+def _unprivileged_user() -> str | None:
+    for name in ("postgres", "nobody"):
+        with contextlib.suppress(KeyError):
+            pwd.getpwnam(name)
+            return name
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
