@@ -1,6 +1,10 @@
 """A throwaway PostgreSQL server for the state tests: ``initdb`` + ``pg_ctl`` in a temporary
 directory, listening on 127.0.0.1 and a free port, run as an unprivileged user when the tests
-run as root (PostgreSQL refuses to run as root). ``start()`` says why when it cannot."""
+run as root (PostgreSQL refuses to run as root). ``start()`` says why when it cannot.
+
+The fixtures at the end: ``pg_server`` (one per session), ``pg_url`` (``LEMON_DATABASE_URL``
+set, tables emptied), ``fresh_db`` (a new empty database), ``backend`` (a test runs on both).
+"""
 
 from __future__ import annotations
 
@@ -12,8 +16,12 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 USER = "lemon"
 
@@ -79,14 +87,38 @@ def start() -> Server:
         os.chown(root, entry.pw_uid, entry.pw_gid)
     server = Server(root=root, bindir=where, port=_free_port(), run_as=run_as)
     try:
-        _run(server, "initdb", "-D", str(root / "data"), "-U", USER, "-A", "trust", "-E", "UTF8",
-             "--locale=C", "--no-sync")
+        _run(
+            server,
+            "initdb",
+            "-D",
+            str(root / "data"),
+            "-U",
+            USER,
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+        )
         options = (
             f"-p {server.port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
         )
-        _run(server, "pg_ctl", "-D", str(root / "data"), "-o", options, "-l",
-             str(root / "log"), "-w", "-t", "60", "start")
+        _run(
+            server,
+            "pg_ctl",
+            "-D",
+            str(root / "data"),
+            "-o",
+            options,
+            "-l",
+            str(root / "log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
     except (subprocess.SubprocessError, OSError) as exc:
         log = root / "log"
         tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
@@ -115,3 +147,53 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+# Fixtures (imported by the conftest files of the tests that use them).
+_TABLES = "approvals, events, mcp_pins, pin_servers, skill_usage, state_imports"
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Server]:
+    """The session's PostgreSQL server; the tests that need it skip saying what is missing."""
+    try:
+        server = start()
+    except Unavailable as exc:
+        pytest.skip(f"PostgreSQL tests skipped: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    """LEMON_DATABASE_URL set to the session server's database, emptied for this test."""
+    import psycopg
+
+    url = pg_server.url
+    with psycopg.connect(url, autocommit=True) as conn:
+        exists = conn.execute("SELECT to_regclass('lemon_schema') IS NOT NULL").fetchone()
+        if exists and exists[0]:
+            conn.execute(f"TRUNCATE {_TABLES}")
+    monkeypatch.setenv("LEMON_DATABASE_URL", url)
+    return url
+
+
+@pytest.fixture
+def fresh_db(pg_server: Server) -> str:
+    """The URL of a new, empty database on the session server (for schema tests)."""
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return pg_server.database_url(name)
+
+
+@pytest.fixture(params=["embedded", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Run the test on the embedded files, then on PostgreSQL (``LEMON_DATABASE_URL`` set)."""
+    if request.param == "postgresql":
+        request.getfixturevalue("pg_url")
+    return str(request.param)
