@@ -222,7 +222,12 @@ class Postgres:
 
 
 def _version(conn: psycopg.Connection[Any]) -> int:
-    row = conn.execute("SELECT to_regclass('lemon_schema') IS NOT NULL").fetchone()
+    # A catalog query, not to_regclass(): the system cache may not yet see a table that a
+    # concurrent migration committed while this one waited for the migration lock.
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables "
+        "WHERE tablename = 'lemon_schema' AND schemaname = current_schema())"
+    ).fetchone()
     if not row or not row[0]:
         return 0
     found = conn.execute("SELECT version FROM lemon_schema").fetchone()
