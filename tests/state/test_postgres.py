@@ -238,3 +238,26 @@ def test_migrate_copies_local_state_once_and_the_database_serves_it(
     assert UsageStore.for_scope("global").get("pdf")["load_count"] == 4
     assert pinning.review("srv", [clean]).held == {}
     assert [e.key for e in introspection.default_store().query()] == ["pdf"]
+
+
+@pytest.mark.slow
+def test_eight_processes_ask_approve_and_count_exactly(pg_url, tmp_path):
+    env = machine(tmp_path, "stress", pg_url)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.helpers.state_worker", "500", f"w{n}"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(8)
+    ]
+    outs = [w.communicate(timeout=600) for w in workers]
+    assert [w.returncode for w in workers] == [0] * 8, [err[-500:] for _, err in outs]
+    approved = ApprovalStore().list(status="approved")
+    assert len(approved) == 8 * 500
+    assert len({a.id for a in approved}) == 8 * 500
+    rec = UsageStore.for_scope("global").get("shared")
+    assert (rec["load_count"], rec["write_count"]) == (8 * 500, 8 * 500)

@@ -1,0 +1,135 @@
+"""What the shared state adds to a tools/call: PostgreSQL over loopback against the embedded files.
+
+    python benchmarks/state_lookup.py [--url postgresql://...] [--calls 2000] [--reps 10]
+
+Without ``--url`` a throwaway server is started (``initdb`` + ``pg_ctl`` in a temporary
+directory, as the tests do) and removed afterwards.
+
+Two measurements, each in blocks that alternate between the backends so machine noise hits
+both alike:
+
+* ``lookups``: exactly the state work a tools/call does before it reaches the server: which
+  backend is configured, and the pins' generation for the server (one prepared, indexed
+  SELECT on a pooled connection; the embedded files need none: their pins change only through
+  this process). The approvals policy needs no lookup for a tool that does not ask for one.
+* ``call``: ``McpSource.call_tool`` end to end against the bundled echo fixture over stdio
+  (its own process), with every policy at its default, once per backend.
+
+Reported: p50 and p90 per backend, and the p50 difference (PostgreSQL - embedded) per
+repetition as a median with its range. Target: the difference at most 1 ms for both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import corpus  # noqa: F401  (its import keeps the run's pins out of the user's agent dir)
+
+from lemon_skills import context, state
+from lemon_skills.mcp.catalog import pinning
+from lemon_skills.mcp.source import McpSource
+
+ENTRY = {
+    "name": "fx",
+    "command": sys.executable,
+    "args": ["-m", "lemon_skills.selftest.fixtures.server"],
+}
+ARGS = {"message": "ok"}
+BACKENDS = ("embedded", "postgresql")
+
+
+def lookups() -> None:
+    """The state lookups of one tools/call (see ``CatalogViews.invoke``)."""
+    if state.database() is not None:
+        pinning.generation("fx")
+
+
+def use(backend: str, url: str) -> None:
+    if backend == "postgresql":
+        os.environ["LEMON_DATABASE_URL"] = url
+    else:
+        os.environ.pop("LEMON_DATABASE_URL", None)
+
+
+def timed(call: Callable[[], Any], n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        call()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def measure(
+    name: str, calls: dict[str, Callable[[], Any]], url: str, per_block: int, reps: int
+) -> None:
+    walls: dict[str, list[float]] = {b: [] for b in BACKENDS}
+    diffs: list[float] = []
+    for backend in BACKENDS:  # warm up: pool open, statements prepared, caches filled
+        use(backend, url)
+        timed(calls[backend], max(20, per_block // 10))
+    for rep in range(reps):
+        p50 = {}
+        for backend in BACKENDS if rep % 2 == 0 else BACKENDS[::-1]:
+            use(backend, url)
+            wall = timed(calls[backend], per_block)
+            walls[backend] += wall
+            p50[backend] = statistics.median(wall)
+        diffs.append(p50["postgresql"] - p50["embedded"])
+    print(f"\n{name}: {per_block * reps} calls per backend")
+    print(f"  {'backend':12} {'p50 ms':>8} {'p90 ms':>8}")
+    for backend in BACKENDS:
+        q = statistics.quantiles(walls[backend], n=10)
+        print(f"  {backend:12} {statistics.median(walls[backend]) * 1e3:8.3f} {q[8] * 1e3:8.3f}")
+    med = statistics.median(diffs) * 1e3
+    lo, hi = min(diffs) * 1e3, max(diffs) * 1e3
+    verdict = "ok" if med <= 1.0 else "OVER"
+    print(f"  added p50 (postgresql - embedded): {med:.3f} ms [{lo:.3f} .. {hi:.3f}]  {verdict}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", default=None, help="a PostgreSQL database to use")
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--reps", type=int, default=10)
+    opts = parser.parse_args()
+    server = None
+    url = opts.url
+    if url is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from tests.helpers import postgres
+
+        server = postgres.start()
+        url = server.url
+    state.database  # noqa: B018  (imported before timing)
+    try:
+        use("postgresql", url)
+        pinning.approve("fx", [])  # the schema exists before the first timed block
+        per_block = max(1, opts.calls // opts.reps)
+        print(f"database: {state.describe(url)}   load: {os.getloadavg()[0]:.2f}")
+        measure("lookups", dict.fromkeys(BACKENDS, lookups), url, per_block, opts.reps)
+        with McpSource([ENTRY], include_config=False) as source:
+            for backend in BACKENDS:
+                use(backend, url)
+                source.discover_tools()
+
+            def call() -> Any:
+                return source.call_tool("mcp_fx_echo", ARGS)
+
+            calls = dict.fromkeys(BACKENDS, call)
+            measure("call", calls, url, max(1, per_block // 4), opts.reps)
+    finally:
+        context.reset()
+        if server is not None:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
