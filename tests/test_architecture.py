@@ -20,9 +20,10 @@ COMPOSITION = {"lemon_skills", "lemon_skills.__main__", "lemon_skills.prompt"}
 
 #: Layer of each top-level name; a module may import only modules of a lower layer or its own.
 #: skills and mcp share a floor but may not import each other; ``search`` is the corpus-neutral
-#: ranking core, part of the kernel; ``selftest`` (the ``lemon mcp smoke`` proofs) drives the
+#: ranking core, part of the kernel; ``state`` (where approvals, pins, usage and events live,
+#: embedded or PostgreSQL) is kernel too, under the stores that use it; ``selftest`` (the ``lemon mcp smoke`` proofs) drives the
 #: whole stack, so it sits just under the CLI.
-LAYERS = {"kernel": 0, "search": 0, "skills": 1, "mcp": 1, "tools": 2, "selftest": 3, "cli": 4}
+LAYERS = {"kernel": 0, "search": 0, "state": 0, "skills": 1, "mcp": 1, "tools": 2, "selftest": 3, "cli": 4}
 
 #: Programs run with ``python -m`` that must keep a documented path inside a lower package;
 #: they sit at the CLI's floor whatever their folder.
