@@ -20,10 +20,9 @@ COMPOSITION = {"lemon_skills", "lemon_skills.__main__", "lemon_skills.prompt"}
 
 #: Layer of each top-level name; a module may import only modules of a lower layer or its own.
 #: skills and mcp share a floor but may not import each other; ``search`` is the corpus-neutral
-#: ranking core, part of the kernel; ``state`` (where approvals, pins, usage and events live,
-#: embedded or PostgreSQL) is kernel too, under the stores that use it; ``selftest`` (the ``lemon mcp smoke`` proofs) drives the
+#: ranking core, part of the kernel; ``selftest`` (the ``lemon mcp smoke`` proofs) drives the
 #: whole stack, so it sits just under the CLI.
-LAYERS = {"kernel": 0, "search": 0, "state": 0, "skills": 1, "mcp": 1, "tools": 2, "selftest": 3, "cli": 4}
+LAYERS = {"kernel": 0, "search": 0, "skills": 1, "mcp": 1, "tools": 2, "selftest": 3, "cli": 4}
 
 #: Programs run with ``python -m`` that must keep a documented path inside a lower package;
 #: they sit at the CLI's floor whatever their folder.
@@ -122,6 +121,16 @@ def test_layers_point_one_way():
             if upward or sideways:
                 violations.append(f"{module} ({mine}) -> {target} ({theirs})")
     assert violations == []
+
+
+def test_state_sits_under_the_stores_that_use_it():
+    # lemon_skills.state (kernel) keeps rows for approvals, introspection, pins and usage; those
+    # stores import it, so it may import none of them (nor anything above the kernel).
+    stores = {"lemon_skills.approvals", "lemon_skills.introspection"}
+    for module, edges in _graph().items():
+        if module.startswith("lemon_skills.state"):
+            assert not edges & stores, f"{module} imports a store: {sorted(edges & stores)}"
+            assert all(_layer(t) in ("kernel", "search") for t in edges), module
 
 
 def test_no_import_cycles():

@@ -2,8 +2,9 @@
 directory, listening on 127.0.0.1 and a free port, run as an unprivileged user when the tests
 run as root (PostgreSQL refuses to run as root). ``start()`` says why when it cannot.
 
-The fixtures at the end: ``pg_server`` (one per session), ``pg_url`` (``LEMON_DATABASE_URL``
-set, tables emptied), ``fresh_db`` (a new empty database), ``backend`` (a test runs on both).
+The fixtures at the end (a plugin of tests/conftest.py): ``pg_server`` (one per session),
+``pg_url`` (``LEMON_DATABASE_URL`` set, tables emptied), ``fresh_db`` (a new empty database),
+``backend`` (a test runs on both).
 """
 
 from __future__ import annotations
