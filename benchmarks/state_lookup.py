@@ -25,12 +25,12 @@ import argparse
 import os
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import corpus  # noqa: F401  (its import keeps the run's pins out of the user's agent dir)
+from mcp_call_overhead import timed_sync as timed
 
 from lemon_skills import context, state
 from lemon_skills.mcp.catalog import pinning
@@ -56,15 +56,6 @@ def use(backend: str, url: str) -> None:
         os.environ["LEMON_DATABASE_URL"] = url
     else:
         os.environ.pop("LEMON_DATABASE_URL", None)
-
-
-def timed(call: Callable[[], Any], n: int) -> list[float]:
-    out = []
-    for _ in range(n):
-        t = time.perf_counter()
-        call()
-        out.append(time.perf_counter() - t)
-    return out
 
 
 def measure(

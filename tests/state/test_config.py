@@ -10,7 +10,7 @@ from lemon_skills import settings, state
 from lemon_skills.errors import ConfigError
 from lemon_skills.state.config import redact
 from lemon_skills.state.identity import normalise_remote, project_key
-from tests.helpers.git import git
+from tests.helpers.git import make_repo
 
 
 def test_the_variable_wins_over_configure_and_configure_over_the_file(monkeypatch, agent_dir):
@@ -64,12 +64,7 @@ def test_every_spelling_of_a_remote_names_one_project_without_credentials(remote
 
 def test_a_project_without_a_remote_is_its_root_commit_and_outside_git_its_path(tmp_path):
     repo = tmp_path / "repo"
-    repo.mkdir()
-    git("init", "-q", cwd=repo)
-    (repo / "f").write_text("x", encoding="utf-8")
-    git("add", "f", cwd=repo)
-    git("commit", "-qm", "root", cwd=repo)
-    root = git("rev-list", "--max-parents=0", "HEAD", cwd=repo).strip()
+    root = make_repo(repo, {"f": "x"}).head()
     (repo / "services" / "api").mkdir(parents=True)
     assert project_key(repo) == f"commit:{root}"
     assert project_key(repo / "services" / "api") == f"commit:{root}//services/api"

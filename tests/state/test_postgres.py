@@ -21,7 +21,7 @@ from lemon_skills.errors import ApprovalError, ConfigError, StateUnavailable
 from lemon_skills.mcp.catalog import pinning
 from lemon_skills.skills.usage.store import UsageStore
 from lemon_skills.state import Postgres
-from tests.helpers.git import git
+from tests.helpers.git import git, make_repo
 
 
 def machine(tmp_path: Path, name: str, url: str | None) -> dict[str, str]:
@@ -43,6 +43,16 @@ def lemon(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.Co
         text=True,
         timeout=timeout,
         check=False,
+    )
+
+
+def spawn(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -133,16 +143,7 @@ def test_a_database_of_a_newer_schema_is_refused_and_left_untouched(fresh_db):
 
 def test_a_fresh_database_is_migrated_once_by_concurrent_processes(fresh_db, tmp_path):
     env = machine(tmp_path, "a", fresh_db)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "lemon_skills", "state", "status", "--json"],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(4)
-    ]
+    procs = [spawn(env, "lemon_skills", "state", "status", "--json") for _ in range(4)]
     outs = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, outs
     report = json.loads(outs[0][0])
@@ -164,12 +165,7 @@ def test_a_tool_seen_changed_on_one_machine_is_held_on_every_other(pg_url):
 
 
 def test_the_same_project_on_two_machines_is_one_usage_count(pg_url, tmp_path, monkeypatch):
-    origin = tmp_path / "origin"
-    origin.mkdir()
-    git("init", "-q", cwd=origin)
-    (origin / "README").write_text("x", encoding="utf-8")
-    git("add", "README", cwd=origin)
-    git("commit", "-qm", "first", cwd=origin)
+    origin = make_repo(tmp_path / "origin", {"README": "x"}).work
     clones = []
     for name, remote in (
         ("laptop", "git@github.com:Acme/app.git"),
@@ -244,16 +240,7 @@ def test_migrate_copies_local_state_once_and_the_database_serves_it(
 def test_eight_processes_ask_approve_and_count_exactly(pg_url, tmp_path):
     env = machine(tmp_path, "stress", pg_url)
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-m", "tests.helpers.state_worker", "500", f"w{n}"],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for n in range(8)
-    ]
+    workers = [spawn(env, "tests.helpers.state_worker", "500", f"w{n}") for n in range(8)]
     outs = [w.communicate(timeout=600) for w in workers]
     assert [w.returncode for w in workers] == [0] * 8, [err[-500:] for _, err in outs]
     approved = ApprovalStore().list(status="approved")

@@ -5,25 +5,11 @@ the database unreachable a call that needs an approval does not run."""
 from __future__ import annotations
 
 import socket
-import sys
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from lemon_skills.errors import LemonSkillsError, McpToolError
-from tests.mcp.servers import policy
-
-SERVER = Path(policy.__file__)
-
-
-def entry(state: Path, **extra: Any) -> dict[str, Any]:
-    return {
-        "name": "policy",
-        "command": sys.executable,
-        "args": [str(SERVER)],
-        "env": {"POLICY_DIR": str(state)},
-    } | extra
+from tests.mcp.catalog.test_pinning import entry
 
 
 def test_a_change_seen_by_one_machine_holds_the_tool_on_the_others(
