@@ -69,6 +69,7 @@ def copy_local(db: Postgres, *, agent: Path, sidecars: Mapping[str, Path]) -> Co
     ``sidecars`` keys are the shared scope names (``global``, ``project:<key>``).
     """
     out = Copied()
+    db.status()  # reach the database (and bring its schema up) before reading anything
     out.approvals = _copy_rows(
         db,
         agent / "approvals.db",
