@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp import types
 
-from lemon_skills import introspection
+from lemon_skills import introspection, state
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.errors import ApprovalError
 from lemon_skills.mcp.catalog import pinning
@@ -117,3 +117,15 @@ def test_skill_events_are_recorded_and_queried(backend, agent_dir):
     assert [r.key for r in store.query(key="csv")] == ["csv"]
     if backend == "postgresql":
         assert local_files(agent_dir) == []
+
+
+def test_listeners_hear_changes_on_the_shared_database_and_time_out_on_files(backend):
+    listener = state.backend().listen("lemon_test")
+    try:
+        threading.Timer(0.2, lambda: state.backend().notify("lemon_test", "x")).start()
+        started = time.monotonic()
+        woke = listener.wait(5.0 if backend == "postgresql" else 0.5)
+    finally:
+        listener.close()
+    assert woke is (backend == "postgresql")
+    assert time.monotonic() - started < 2.0
