@@ -33,6 +33,7 @@ from lemon_skills import _sqlite, state
 from lemon_skills.errors import ApprovalError, ApprovalNotFound, ConfigError
 from lemon_skills.paths import agent_dir
 from lemon_skills.state import schema
+from lemon_skills.state.notify import Subscription
 from lemon_skills.state.postgres import Postgres
 
 ApprovalStatus = Literal["pending", "approved", "denied", "expired", "cancelled"]
@@ -45,8 +46,8 @@ SCHEMA_VERSION = schema.VERSION
 CHANNEL = "lemon_approvals"
 #: How often a waiter on the shared database re-reads without a notification (a safety net).
 _RECHECK_S = 5.0
-#: The longest a worker thread blocks, so an async waiter notices cancellation.
-_ASYNC_SLICE_S = 0.5
+#: How often an async waiter checks its subscription (an in-memory flag, no I/O).
+_ASYNC_TICK_S = 0.02
 _POLL_FIRST_S = 0.02
 _POLL_MAX_S = 0.25
 
@@ -311,7 +312,7 @@ class ApprovalStore:
         return current
 
     def _wait_notified(
-        self, listener: state.Listener, approval_id: str, deadline: float | None, slice_s: float
+        self, listener: Subscription, approval_id: str, deadline: float | None, slice_s: float
     ) -> Approval:
         """Wait on the shared database: re-read after each notification (or ``slice_s``)."""
         current = self.get(approval_id)
@@ -343,21 +344,22 @@ class ApprovalStore:
     async def _await_notified(
         self, db: Postgres, approval_id: str, timeout: float | None
     ) -> Approval:
-        """Listen from worker threads in short slices, so cancelling the caller is prompt."""
+        """Check the process's subscription between short async sleeps (no thread is held
+        while waiting) and re-read the approval when a notification arrived."""
         deadline = None if timeout is None else time.monotonic() + timeout
         listener = await anyio.to_thread.run_sync(db.listen, CHANNEL)
         try:
             current = await anyio.to_thread.run_sync(self.get, approval_id)
             while current.pending:
-                if deadline is not None and time.monotonic() >= deadline:
+                pause = self._pause(current, _RECHECK_S, deadline, time.monotonic())
+                if pause is None:
                     break
-                until = min(deadline or float("inf"), time.monotonic() + _ASYNC_SLICE_S)
-                current = await anyio.to_thread.run_sync(
-                    self._wait_notified, listener, current.id, until, _ASYNC_SLICE_S
-                )
+                until = time.monotonic() + pause
+                while not listener.poll() and time.monotonic() < until:
+                    await anyio.sleep(min(_ASYNC_TICK_S, max(0.0, until - time.monotonic())))
+                current = await anyio.to_thread.run_sync(self.get, current.id)
         finally:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(listener.close)
+            listener.close()
         return current
 
     def _pause(

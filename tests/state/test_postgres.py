@@ -248,3 +248,26 @@ def test_eight_processes_ask_approve_and_count_exactly(pg_url, tmp_path):
     assert len({a.id for a in approved}) == 8 * 500
     rec = UsageStore.for_scope("global").get("shared")
     assert (rec["load_count"], rec["write_count"]) == (8 * 500, 8 * 500)
+
+
+def test_many_waiting_calls_share_one_listening_connection(pg_url):
+    store = ApprovalStore()
+    asked = [store.create("mcp.call", {"i": i}, rationale="r") for i in range(20)]
+    outcomes: list[Approval] = []
+    waiters = [
+        threading.Thread(target=lambda a=a: outcomes.append(store.wait(a.id, timeout=30)))
+        for a in asked
+    ]
+    for w in waiters:
+        w.start()
+    time.sleep(0.5)
+    with psycopg.connect(pg_url) as conn:
+        listening = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'"
+        ).fetchone()
+    assert listening == (1,)
+    for a in asked:
+        ApprovalStore().deny(a.id)
+    for w in waiters:
+        w.join(10)
+    assert sorted(o.status for o in outcomes) == ["denied"] * 20

@@ -7,7 +7,8 @@ stores: each statement is its own transaction unless a caller opens :meth:`trans
 
 Any failure to reach the server, at first use or later, is a :class:`StateUnavailable` naming
 the URL without its password and what failed, raised within ``connect_timeout`` seconds (5
-unless the URL says otherwise). Nothing falls back to local files.
+unless the URL says otherwise). Nothing falls back to local files. Notifications arrive on
+one listening connection per process (``lemon_skills.state.notify``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 from lemon_skills.errors import ConfigError, StateUnavailable
 from lemon_skills.state import schema
 from lemon_skills.state.config import redact
+from lemon_skills.state.notify import Hub, Subscription
 
 if TYPE_CHECKING:
     import psycopg
@@ -61,27 +63,6 @@ class SqlConnection:
         self.raw.execute("SELECT pg_notify(%s, %s)", (channel, payload))
 
 
-class Listener:
-    """A connection of its own that waits for NOTIFY on one channel."""
-
-    def __init__(self, conn: psycopg.Connection[Any], db: Postgres) -> None:
-        self._conn = conn
-        self._db = db
-
-    def wait(self, timeout: float) -> bool:
-        """Block up to ``timeout`` seconds; True when a notification arrived."""
-        import psycopg
-
-        try:
-            return any(True for _ in self._conn.notifies(timeout=timeout, stop_after=1))
-        except psycopg.OperationalError as exc:
-            raise self._db.unavailable(exc) from exc
-
-    def close(self) -> None:
-        """Stop listening and close the connection."""
-        self._conn.close()
-
-
 @dataclass(frozen=True, slots=True)
 class Status:
     """What ``lemon state status`` reports."""
@@ -112,6 +93,8 @@ class Postgres:
         self._lock = threading.Lock()
         self._pool: ConnectionPool[Any] | None = None
         self._pid = -1
+        self._hub: Hub | None = None
+        self._hub_pid = -1
 
     @property
     def connect_timeout(self) -> int:
@@ -146,17 +129,15 @@ class Postgres:
         with self.connection() as conn, conn.raw.transaction():
             yield conn
 
-    def listen(self, channel: str) -> Listener:
-        """A listener on ``channel``; the caller closes it."""
-        from psycopg import sql
-
-        conn = self._connect()
-        try:
-            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
-        except BaseException:
-            conn.close()
-            raise
-        return Listener(conn, self)
+    def listen(self, channel: str) -> Subscription:
+        """A subscription to ``channel`` on this process's one listening connection; the
+        caller closes it."""
+        with self._lock:
+            if self._hub is None or self._hub_pid != os.getpid():
+                self._hub = Hub(self._connect, self.unavailable, self.connect_timeout)
+                self._hub_pid = os.getpid()
+            hub = self._hub
+        return hub.subscribe(channel)
 
     def notify(self, channel: str, payload: str) -> None:
         """Send one notification on ``channel``."""
@@ -177,6 +158,9 @@ class Postgres:
         """Close the pool (it reopens on the next use)."""
         with self._lock:
             pool, self._pool = self._pool, None
+            hub, self._hub = self._hub, None
+        if hub is not None and self._hub_pid == os.getpid():
+            hub.close()
         if pool is not None and self._pid == os.getpid():
             pool.close()
 
