@@ -18,7 +18,10 @@ from lemon_skills import introspection, state
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.errors import ApprovalError
 from lemon_skills.mcp.catalog import pinning
-from lemon_skills.skills.usage.store import UsageStore
+from lemon_skills.skills.curator import rollback as curator_rollback
+from lemon_skills.skills.curator import run as curator_run
+from lemon_skills.skills.usage.store import UsageStore, usage_path
+from tests.helpers.curator import NOW, standard_library
 
 
 def tool(description: str = "Look something up.") -> types.Tool:
@@ -129,3 +132,21 @@ def test_listeners_hear_changes_on_the_shared_database_and_time_out_on_files(bac
         listener.close()
     assert woke is (backend == "postgresql")
     assert time.monotonic() - started < 2.0
+
+
+def test_a_curator_pass_and_its_rollback_change_the_backend_s_records(
+    backend, agent_dir, global_skills
+):
+    usage = usage_path("global")
+    standard_library(global_skills, usage)
+    before = UsageStore(usage).records()
+
+    curator_run.run(now=NOW)
+    records = UsageStore(usage).records()
+    assert records["old"]["lifecycle_state"] == "archived"
+    assert records["mid"]["lifecycle_state"] == "stale"
+    assert records["keep"] == before["keep"] and records["mine"] == before["mine"]
+
+    assert curator_rollback.rollback(pause=False).restored == ("mid", "old")
+    assert UsageStore(usage).get("old")["lifecycle_state"] == "active"
+    assert usage.exists() is (backend == "embedded")
