@@ -83,16 +83,17 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     import opentelemetry.trace as trace_api
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
     from tests.helpers.otel import Recorded
 
     rec = Recorded()
     tracer_provider = TracerProvider()
-    tracer_provider.add_span_processor(SimpleSpanProcessor(rec.spans))
+    tracer_provider.add_span_processor(rec.processor)
     meter_provider = MeterProvider(metric_readers=[rec.metrics])
     monkeypatch.setattr(trace_api, "_TRACER_PROVIDER", tracer_provider)
     monkeypatch.setattr(metrics_internal, "_METER_PROVIDER", meter_provider)
     yield rec
-    tracer_provider.shutdown()
+    # Not shut down: tracers the SDK's modules cached keep this provider, and a shut-down one
+    # warns on every span of the tests after this one.
+    rec.processor.enabled = False
     meter_provider.shutdown()
