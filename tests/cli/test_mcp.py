@@ -20,6 +20,8 @@ from lemon_skills.cli import main
 from tests.helpers.mcp import broken, configure_project, smoke
 from tests.helpers.skills import write_skill
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 
 def write_config(project: Path, doc: dict[str, object]) -> Path:
     (project / ".lemon").mkdir(exist_ok=True)

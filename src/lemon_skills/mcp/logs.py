@@ -32,7 +32,9 @@ _MASK = "***"
 #: A name that says its value is a secret (``api_key``, ``X-Token``, ``client_secret``, ...).
 _SECRET_NAME = r"[\w.-]*(?:key|token|secret|passw(?:or)?d|pwd|credential|auth|signature)[\w.-]*"
 #: ``scheme://user:password@`` (the password) or ``scheme://token@`` (the whole user part).
-_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^/@\s:]*)(?P<pw>:[^/@\s]*)?@", re.I)
+_USERINFO = re.compile(
+    r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^/@\s:]*)(?P<pw>:[^/@\s]*)?@", re.I
+)
 #: ``name=value`` in a query, an ``--option=value`` or an environment assignment.
 _ASSIGNED = re.compile(rf"(?P<name>(?:^|(?<=[?&;\s]))-{{0,2}}{_SECRET_NAME}=)[^&#\s]*", re.I)
 #: ``--option value``: the value after an option named like a secret.

@@ -137,9 +137,7 @@ def test_untrusted_entries_are_listed_marked_untrusted(hostile, capsys):
     assert data["project_trust"]["state"] == "unknown"
 
 
-def test_an_untrusted_project_cannot_replace_a_global_server_of_the_same_name(
-    hostile, agent_dir
-):
+def test_an_untrusted_project_cannot_replace_a_global_server_of_the_same_name(hostile, agent_dir):
     project, _marker = hostile
     mine = {"mcpServers": {"evil": {"command": "my-own-server"}}}
     agent_dir.mkdir(parents=True, exist_ok=True)

@@ -124,13 +124,20 @@ def _list(as_json: bool) -> None:
     for key, record in sorted(trust_mod.trusted_files().items()):
         path = Path(key)
         try:
-            state = "current" if trust_mod.digest(path.read_bytes()) == record.get("sha256") else "changed"
+            state = (
+                "current"
+                if trust_mod.digest(path.read_bytes()) == record.get("sha256")
+                else "changed"
+            )
         except OSError:
             state = "missing"
         rows.append({"path": key, "state": state, "trusted_at": record.get("trusted_at")})
     if as_json:
         emit_json({"trusted": rows})
         return
-    table(["PATH", "STATE", "TRUSTED AT"], [[r["path"], r["state"], str(r["trusted_at"])] for r in rows])
+    table(
+        ["PATH", "STATE", "TRUSTED AT"],
+        [[r["path"], r["state"], str(r["trusted_at"])] for r in rows],
+    )
     if not rows:
         note("no project MCP config is trusted (LEMON_TRUST_PROJECT_MCP=1 trusts all)")

@@ -115,9 +115,7 @@ def fingerprint(
     """Changes whenever anything ``load`` reads changes (cheap: two stats, no parsing)."""
     env = os.environ if env is None else env
     stats: list[tuple[int, int, int] | None] = []
-    paths = (
-        (global_config_path(), project_config_path(cwd), store_path()) if include_config else ()
-    )
+    paths = (global_config_path(), project_config_path(cwd), store_path()) if include_config else ()
     for path in paths:
         try:
             st = path.stat()
