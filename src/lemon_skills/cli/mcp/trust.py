@@ -62,10 +62,11 @@ def trust_cmd(
     if not yes:
         _show(path, data)
         if not (sys.stdin.isatty() and click.confirm("start these servers?", default=False)):
+            where = shlex.quote(str(path.parent.parent))
             raise ConfigError(
                 "not trusted",
                 path=path,
-                hint=f"review the file, then run `lemon mcp trust --yes --cwd {shlex.quote(str(path.parent.parent))}`",
+                hint=f"review the file, then run `lemon mcp trust --yes --cwd {where}`",
             )
     verdict = trust_mod.trust(path, data)
     if as_json:
