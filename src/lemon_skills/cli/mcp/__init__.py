@@ -74,6 +74,7 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
     from lemon_skills.mcp.logs import redact
 
     resolved = load(resolve_cwd(cwd), notify=False)
+    refuse_broken_files(resolved)
     if as_json:
         emit_json(
             {
@@ -108,11 +109,12 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
 def validate_cmd(file: Path | None = None, cwd: Path | None = None, as_json: bool = False) -> int:
     """Check FILE (an mcp.json), or every config source of --cwd; exit 1 on any error.
 
-    Warnings (unknown keys, an executable that cannot be found, a command with its arguments
-    in it, no servers at all) are printed too but do not change the exit status.
+    A stdio command naming no executable (not on PATH, not a file) is an error. Warnings
+    (unknown keys, a command with its arguments in it, no servers at all) are printed too
+    but do not change the exit status.
     """
     from lemon_skills.mcp.config.entries import ConfigIssue
-    from lemon_skills.mcp.config.lint import lint_file, lint_sources
+    from lemon_skills.mcp.config.lint import MISSING_EXECUTABLE, lint_file, lint_sources
     from lemon_skills.mcp.config.resolve import load, read_document
     from lemon_skills.mcp.logs import redact
 
@@ -124,13 +126,18 @@ def validate_cmd(file: Path | None = None, cwd: Path | None = None, as_json: boo
         warnings = lint_file(file, "file", base)
     else:
         where = resolve_cwd(cwd)
-        resolved = load(where)
+        resolved = load(where, notify=False)
         servers, issues = list(resolved.servers), list(resolved.issues)
         warnings = lint_sources(where)
         if not servers and not issues and not warnings:
             warnings = [
                 ConfigIssue(reason="no MCP servers are configured (see `lemon mcp --help`)")
             ]
+    missing = [w for w in warnings if w.reason.startswith(MISSING_EXECUTABLE)]
+    issues += missing
+    warnings = [w for w in warnings if w not in missing]
+    unusable = {w.entry.get("command") for w in missing if isinstance(w.entry, dict)}
+    servers = [s for s in servers if getattr(s, "command", None) not in unusable]
     if as_json:
         emit_json(
             {
@@ -155,6 +162,24 @@ def _state(state: str) -> str:
     if state == "untrusted":
         return colour("untrusted (lemon mcp trust)", "disabled")
     return colour("off (mcp disabled)" if state == "off" else state, "disabled")
+
+
+def refuse_broken_files(resolved: Any) -> None:
+    """End the command on a config file (or ``LEMON_MCP_SERVERS``) that cannot be read at
+    all: listing the other sources would read as "no servers configured".
+
+    Raises:
+        ConfigError: naming the file and what is wrong with it.
+    """
+    from lemon_skills.errors import ConfigError
+
+    for issue in resolved.issues:
+        if issue.index is None and (issue.path is not None or issue.origin == "env"):
+            where = issue.path if issue.path is not None else None
+            reason = issue.reason if where is not None else str(issue)
+            raise ConfigError(
+                reason, path=where, hint="fix it (`lemon mcp validate` checks it) or move it away"
+            )
 
 
 def print_issues(issues: Any) -> None:

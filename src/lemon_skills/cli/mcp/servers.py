@@ -151,12 +151,16 @@ def call_cmd(tool: str, args_json: str, cwd: Path | None = None, as_json: bool =
 @contextmanager
 def connect(cwd: Path | None) -> Iterator[Any]:
     """The ``McpSource`` of ``cwd``; a server that needs a sign-in says where on stderr."""
+    from lemon_skills.cli.mcp import refuse_broken_files
     from lemon_skills.cli.mcp.trust import ask
+    from lemon_skills.mcp.config.resolve import load
     from lemon_skills.mcp.factories import oauth_factory
     from lemon_skills.mcp.source import McpSource
 
     where = resolve_cwd(cwd)
-    ask(where)
+    resolved = load(where, notify=False)
+    refuse_broken_files(resolved)
+    ask(resolved)
     auth = oauth_factory(on_authorization=_announce_sign_in)
     with McpSource(cwd=where, auth_factory=auth) as source:
         yield source

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +13,9 @@ from lemon_skills.cli._output import emit_json, json_option, note, table
 from lemon_skills.cli.mcp import cwd_option
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import resolve_cwd
+
+if TYPE_CHECKING:
+    from lemon_skills.mcp.config.resolve import ResolvedConfig
 
 
 @click.command("trust")
@@ -75,13 +78,12 @@ def trust_cmd(
         note(f"trusted {path} (sha256 {verdict.sha256[:12]}); edit it and trust it again")
 
 
-def ask(cwd: Path) -> None:
-    """On a terminal, offer to trust ``cwd``'s untrusted project servers (y/N) before an
-    explicit ``lemon mcp`` command connects; elsewhere the resolver says what it skips."""
+def ask(resolved: ResolvedConfig) -> None:
+    """On a terminal, offer to trust the untrusted project servers of ``resolved`` (y/N)
+    before an explicit ``lemon mcp`` command connects; elsewhere the resolver says what it
+    skips."""
     from lemon_skills.mcp.config import trust as trust_mod
-    from lemon_skills.mcp.config.resolve import load
 
-    resolved = load(cwd, notify=False)
     line = resolved.untrusted_notice()
     if line is None or resolved.trust is None:
         return

@@ -59,7 +59,7 @@ ENTRY_KEYS = frozenset(
         *("type", "transport", "name", "enabled", "disabled", "protocol"),
         *("command", "args", "env", "cwd", "url", "headers", "oauth", "sampling"),
         *("sampling_policy", "ready_timeout_ms", "timeout_ms", "max_total_timeout_ms"),
-        "always_load",
+        *("always_load", "skills"),
         *("max_result_tokens", "approve", "approve_tools", "pinning"),
         *FILTER_KEYS,
     }
