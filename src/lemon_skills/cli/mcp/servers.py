@@ -34,7 +34,7 @@ def status_cmd(
     """
     if server_arg and server and server_arg != server:
         raise click.UsageError("give the server once (SERVER or --server)")
-    only = server_arg or server
+    only = _as_named(server_arg or server, cwd)
     with connect(cwd) as source:
         report = source.report("tools", server=only, progress=progress())
         data = source.status()
@@ -164,6 +164,16 @@ def connect(cwd: Path | None) -> Iterator[Any]:
     auth = oauth_factory(on_authorization=_announce_sign_in)
     with McpSource(cwd=where, auth_factory=auth) as source:
         yield source
+
+
+def _as_named(server: str | None, cwd: Path | None) -> str | None:
+    """``server`` as lemon names it, when given as its config spells it (``my-skills``)."""
+    if server is None:
+        return None
+    from lemon_skills.mcp.config.resolve import load, server_called
+
+    found = server_called(load(resolve_cwd(cwd), notify=False), server)
+    return found.name if found is not None and found.name else server
 
 
 def _announce_sign_in(request: Any) -> None:

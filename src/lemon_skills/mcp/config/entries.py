@@ -141,6 +141,8 @@ class ServerBase:
     origin: Origin = field(default="programmatic", compare=False)
     #: False for a project entry whose file the user has not trusted: listed, never started.
     trusted: bool = field(default=True, compare=False)
+    #: The name as the config spells it, when naming changed it (``my-skills`` -> ``my_skills``).
+    given_name: str | None = field(default=None, compare=False)
     base_dir: Path | None = field(default=None, compare=False)
 
     @property
@@ -173,6 +175,8 @@ class ServerBase:
         """A JSON view for listings; header and env values and secrets in the target
         (``logs.redact``) are redacted."""
         out: dict[str, Any] = {"name": self.name, "transport": self.transport}
+        if self.given_name is not None:
+            out["config_name"] = self.given_name
         out["origin"] = self.origin
         out["enabled"] = self.enabled
         out["ready_timeout_ms"] = self.ready_timeout_ms

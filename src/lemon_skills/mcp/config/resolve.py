@@ -94,9 +94,19 @@ class ResolvedConfig:
 
 
 def configured_server_names(cwd: Path | None) -> list[str]:
-    """The names of the MCP servers active in ``cwd`` (for skills' ``requires.mcp_servers``;
-    see ``lemon_skills.configure(mcp_server_names=...)``)."""
-    return [s.name for s in load(cwd or Path.cwd()).active() if s.name]
+    """The names of the MCP servers active in ``cwd``, and each as its config spells it when
+    that differs (for skills' ``requires.mcp_servers``; see
+    ``lemon_skills.configure(mcp_server_names=...)``)."""
+    active = load(cwd or Path.cwd()).active()
+    return [n for s in active for n in (s.name, s.given_name) if n]
+
+
+def server_called(config: ResolvedConfig, name: str) -> ServerConfig | None:
+    """The server of ``config`` called ``name``, as resolved or as its config spells it."""
+    for s in config.servers:
+        if name in (s.name, s.given_name):
+            return s
+    return None
 
 
 def env_disabled(env: Mapping[str, str] | None = None) -> bool:
@@ -332,7 +342,11 @@ def _merge(
                 seen_digests.add(digest)
                 ordered.append(cfg)
     names = assign_server_names(ordered)
-    return [replace(cfg, name=n) for cfg, n in zip(ordered, names, strict=True)], overridden
+    renamed = [
+        replace(cfg, name=n, given_name=cfg.name if cfg.name not in (None, n) else None)
+        for cfg, n in zip(ordered, names, strict=True)
+    ]
+    return renamed, overridden
 
 
 def skill_servers(config: ResolvedConfig, switches: Mapping[str, bool] | None = None) -> list[str]:
