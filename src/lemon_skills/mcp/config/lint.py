@@ -20,7 +20,6 @@ from lemon_skills.mcp.config.entries import ENTRY_KEYS, ConfigIssue, Origin, Std
 from lemon_skills.mcp.config.parse import document_entries, parse_server, split_named
 from lemon_skills.mcp.config.resolve import global_config_path, project_config_path
 
-
 #: How a warning about a stdio command that names no executable begins.
 MISSING_EXECUTABLE = "executable not found"
 
