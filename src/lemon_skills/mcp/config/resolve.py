@@ -156,7 +156,7 @@ def load(
 
     ``servers`` replaces the ``configure()`` list; ``include_config=False`` ignores files and
     environment (as the smoke proofs and tests do). With ``notify``, project servers skipped
-    as untrusted are logged once per file content (a WARNING of ``lemon_skills.mcp.trust``,
+    as untrusted are logged once per file content (a WARNING of ``lemon_skills.mcp.config.trust``,
     which reaches stderr when the host configured no logging).
     """
     env = os.environ if env is None else env
@@ -197,7 +197,7 @@ def load(
 @functools.cache
 def _notify_once(path: str, sha256: str, line: str) -> None:
     """Say once per process and file content what was skipped (hosts resolve every turn)."""
-    logging.getLogger("lemon_skills.mcp.trust").warning("%s", line)
+    logging.getLogger("lemon_skills.mcp.config.trust").warning("%s", line)
 
 
 def _project_layer(
