@@ -21,9 +21,12 @@ def index_later(cwd: Path | None) -> None:
         return
     from lemon_skills.skills import api
 
+    try:
+        project = (cwd or Path.cwd()).absolute()
+    except OSError:
+        return  # the working directory is gone: there is no project to pass
     if not api.claim_background_index(cwd=cwd):
         return
-    project = (cwd or Path.cwd()).absolute()
     # -P: the interpreter does not put the working directory first on sys.path (a project
     # holding a ``lemon_skills/`` folder would be imported instead of this package); unlike
     # -I it keeps PYTHONPATH and the user site, which installs rely on.
