@@ -30,7 +30,7 @@ def corrupt(project):
     return project
 
 
-@pytest.mark.parametrize("command", ["list", "status", "tools"])
+@pytest.mark.parametrize("command", ["list", "status", "tools", "resources"])
 def test_a_corrupt_config_is_an_error_not_an_empty_list(corrupt, capsys, command):
     code, out, err = _run(capsys, "mcp", command, "--cwd", str(corrupt))
     assert code == 1
