@@ -58,6 +58,13 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def trusted_projects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trust every project's ``.lemon/mcp.json`` (``LEMON_TRUST_PROJECT_MCP=1``), for tests
+    whose servers are configured there; tests/mcp/config/test_trust.py covers the default."""
+    monkeypatch.setenv("LEMON_TRUST_PROJECT_MCP", "1")
+
+
+@pytest.fixture
 def project_skills(project: Path) -> Path:
     """The project's ``.lemon/skill`` dir, created."""
     d = project / ".lemon" / "skill"

@@ -32,6 +32,7 @@ from lemon_skills.mcp.catalog.naming import NameConflict
 from lemon_skills.mcp.config import resolve
 from lemon_skills.mcp.deadline import OnProgressFn
 from lemon_skills.mcp.handle import ServerHandle
+from lemon_skills.mcp.logs import redact
 from lemon_skills.mcp.manager import McpManager, ProgressFn
 from lemon_skills.mcp.results import (
     json_result,
@@ -484,9 +485,13 @@ class SourceCore:
             snap["held_tools"] = self.review(h).to_list()
             servers[h.name] = snap
         for s in cfg.servers:
-            if not s.enabled and s.name:
-                servers.setdefault(s.name, _disabled_entry(s))
+            if (not s.enabled or not s.trusted) and s.name:
+                servers.setdefault(s.name, _disabled_entry(s, cfg.state_of(s)))
+        skipped = cfg.untrusted_notice()
         return {
+            "untrusted_project": (
+                cfg.trust.to_dict() | {"notice": skipped} if cfg.trust and skipped else None
+            ),
             "disabled": not cfg.enabled,
             "disabled_reason": cfg.disabled_reason,
             "servers": servers if cfg.enabled else {},
@@ -497,13 +502,13 @@ class SourceCore:
         }
 
 
-def _disabled_entry(cfg: Any) -> dict[str, Any]:
+def _disabled_entry(cfg: Any, state: str) -> dict[str, Any]:
     return {
         "connected": False,
-        "state": "disabled",
+        "state": state,
         "transport": cfg.transport,
         "origin": cfg.origin,
-        "target": cfg.target,
+        "target": redact(cfg.target),
         "tool_count": 0,
         "resource_count": 0,
         "prompt_count": 0,

@@ -230,6 +230,13 @@ def index_pending(*, cwd: PathArg = None) -> bool:
     return bool(v.memo.get("focused")) and "ranking_index" not in v.memo
 
 
+def claim_background_index(*, cwd: PathArg = None) -> bool:
+    """Whether this process should start the background build of ``cwd``'s index: a query
+    here was answered from a focused index, and no other process has claimed the build (the
+    ``if_idle`` build releases the claim)."""
+    return index_pending(cwd=cwd) and index_cache.claim_build(view(cwd).enabled())
+
+
 def build_ranking_index(*, cwd: PathArg = None, if_idle: bool = False) -> int | None:
     """Build, or update for what changed, the ranking index of the enabled skills visible
     from ``cwd`` and keep it on disk; the number of skills indexed. With ``if_idle``, nothing
@@ -237,8 +244,11 @@ def build_ranking_index(*, cwd: PathArg = None, if_idle: bool = False) -> int | 
     v = view(cwd)
     if not if_idle:
         return len(ranking_index(v).entries)
-    with index_cache.exclusive(v.enabled()) as mine:
-        return len(ranking_index(v).entries) if mine else None
+    try:
+        with index_cache.exclusive(v.enabled()) as mine:
+            return len(ranking_index(v).entries) if mine else None
+    finally:
+        index_cache.release_build(v.enabled())
 
 
 def semantic_similarity(v: View) -> semantic_mod.Similarity:
