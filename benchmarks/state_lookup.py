@@ -5,13 +5,16 @@
 Without ``--url`` a throwaway server is started (``initdb`` + ``pg_ctl`` in a temporary
 directory, as the tests do) and removed afterwards.
 
-Two measurements, each in blocks that alternate between the backends so machine noise hits
-both alike:
+Three measurements; within each repetition the backends take turns call by call (the order
+flipping every call), so machine noise hits both alike:
 
 * ``lookups``: exactly the state work a tools/call does before it reaches the server: which
-  backend is configured, and the pins' generation for the server (one prepared, indexed
-  SELECT on a pooled connection; the embedded files need none: their pins change only through
-  this process). The approvals policy needs no lookup for a tool that does not ask for one.
+  backend is configured, and the pins' generation for the server (read once with a prepared,
+  indexed SELECT on a pooled connection, then kept in memory until a NOTIFY announces a change;
+  the embedded files need none: their pins change only through this process). The approvals
+  policy needs no lookup for a tool that does not ask for one.
+* ``lookups after a change``: the same with the in-memory generation dropped before every
+  call, as after a change announced by another process: one round trip to the database.
 * ``call``: ``McpSource.call_tool`` end to end against the bundled echo fixture over stdio
   (its own process), with every policy at its default, once per backend.
 
@@ -35,6 +38,7 @@ from mcp_call_overhead import timed_sync as timed
 from lemon_skills import context, state
 from lemon_skills.mcp.catalog import pinning
 from lemon_skills.mcp.source import McpSource
+from lemon_skills.state import pins
 
 ENTRY = {
     "name": "fx",
@@ -48,6 +52,14 @@ BACKENDS = ("embedded", "postgresql")
 def lookups() -> None:
     """The state lookups of one tools/call (see ``CatalogViews.invoke``)."""
     if state.database() is not None:
+        pinning.generation("fx")
+
+
+def cold_lookups() -> None:
+    """The same after a change was announced: the generation is read from the database."""
+    db = state.database()
+    if db is not None:
+        db.watched(pins.CHANNEL).clear()
         pinning.generation("fx")
 
 
@@ -66,14 +78,15 @@ def measure(
     for backend in BACKENDS:  # warm up: pool open, statements prepared, caches filled
         use(backend, url)
         timed(calls[backend], max(20, per_block // 10))
-    for rep in range(reps):
-        p50 = {}
-        for backend in BACKENDS if rep % 2 == 0 else BACKENDS[::-1]:
-            use(backend, url)
-            wall = timed(calls[backend], per_block)
-            walls[backend] += wall
-            p50[backend] = statistics.median(wall)
-        diffs.append(p50["postgresql"] - p50["embedded"])
+    for _ in range(reps):
+        block: dict[str, list[float]] = {b: [] for b in BACKENDS}
+        for i in range(per_block):
+            for backend in BACKENDS if i % 2 == 0 else BACKENDS[::-1]:
+                use(backend, url)
+                block[backend] += timed(calls[backend], 1)
+        for backend in BACKENDS:
+            walls[backend] += block[backend]
+        diffs.append(statistics.median(block["postgresql"]) - statistics.median(block["embedded"]))
     print(f"\n{name}: {per_block * reps} calls per backend")
     print(f"  {'backend':12} {'p50 ms':>8} {'p90 ms':>8}")
     for backend in BACKENDS:
@@ -106,6 +119,8 @@ def main() -> None:
         per_block = max(1, opts.calls // opts.reps)
         print(f"database: {state.describe(url)}   load: {os.getloadavg()[0]:.2f}")
         measure("lookups", dict.fromkeys(BACKENDS, lookups), url, per_block, opts.reps)
+        cold = dict.fromkeys(BACKENDS, cold_lookups)
+        measure("lookups after a change (one round trip)", cold, url, per_block, opts.reps)
         with McpSource([ENTRY], include_config=False) as source:
             for backend in BACKENDS:
                 use(backend, url)

@@ -271,3 +271,19 @@ def test_many_waiting_calls_share_one_listening_connection(pg_url):
     for w in waiters:
         w.join(10)
     assert sorted(o.status for o in outcomes) == ["denied"] * 20
+
+
+def test_a_pin_change_by_another_process_reaches_a_long_lived_one_without_a_poll(pg_url, tmp_path):
+    before = pinning.generation("srv")  # read once, then kept until a change is announced
+    assert pinning.generation("srv") == before
+    approve = (
+        "from mcp import types; from lemon_skills.mcp.catalog import pinning; "
+        "pinning.approve('srv', [types.Tool(name='t', input_schema={'type': 'object'})])"
+    )
+    subprocess.run(
+        [sys.executable, "-c", approve], env=machine(tmp_path, "ops", pg_url), check=True
+    )
+    deadline = time.monotonic() + 2
+    while pinning.generation("srv") == before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert pinning.generation("srv") != before

@@ -6,8 +6,9 @@ first pin wins, so two machines listing a tool at once cannot overwrite each oth
 the tools already pinned to another digest. :meth:`PinStore.hold` records that a machine saw a
 tool differ from its pin, so every machine holds it, even one whose listing is older;
 :meth:`PinStore.replace` is the operator's approval and lifts the holds. On the shared
-database every change bumps the server's generation and is announced on :data:`CHANNEL`, so
-a long-lived process re-checks its cached verdict with one indexed read.
+database every change bumps the server's generation and is announced on :data:`CHANNEL`; a
+process reads a server's generation once and keeps it until an announcement arrives, so the
+check before each tool call costs no round trip.
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ class SqlPins:
                         clash.add(name)
             if len(clash) < len(pins):
                 _bump(conn, server)
+        self._forget(server)
         return clash
 
     def replace(self, server: str, pins: Mapping[str, str]) -> None:
@@ -143,6 +145,7 @@ class SqlPins:
                     (server, name, digest, now),
                 )
             _bump(conn, server)
+        self._forget(server)
 
     def hold(self, server: str, tools: Iterable[str]) -> None:
         with self._db.transaction() as conn:
@@ -155,6 +158,12 @@ class SqlPins:
             )
             if changed:
                 _bump(conn, server)
+        self._forget(server)
+
+    def _forget(self, server: str) -> None:
+        """This process changed the pins: drop its cached generation without waiting for its
+        own announcement to come back."""
+        self._db.watched(CHANNEL).pop(server, None)
 
     def held(self, server: str) -> set[str]:
         with self._db.connection() as conn:
@@ -164,11 +173,16 @@ class SqlPins:
         return {str(r[0]) for r in rows}
 
     def generation(self, server: str) -> int | None:
-        with self._db.connection() as conn:
-            row = conn.execute(
-                "SELECT generation FROM pin_servers WHERE server = ?", (server,)
-            ).fetchone()
-        return int(row[0]) if row else 0
+        # Asked before every tool call: answered from memory until a change is announced.
+        cache = self._db.watched(CHANNEL)
+        found = cache.get(server)
+        if found is None:
+            with self._db.connection() as conn:
+                row = conn.execute(
+                    "SELECT generation FROM pin_servers WHERE server = ?", (server,)
+                ).fetchone()
+            found = cache[server] = int(row[0]) if row else 0
+        return int(found)
 
 
 def _bump(conn: SqlConnection, server: str) -> None:

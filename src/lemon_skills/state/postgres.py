@@ -95,6 +95,7 @@ class Postgres:
         self._pid = -1
         self._hub: Hub | None = None
         self._hub_pid = -1
+        self._watches: dict[str, tuple[Subscription, dict[str, Any]]] = {}
 
     @property
     def connect_timeout(self) -> int:
@@ -136,8 +137,32 @@ class Postgres:
             if self._hub is None or self._hub_pid != os.getpid():
                 self._hub = Hub(self._connect, self.unavailable, self.connect_timeout)
                 self._hub_pid = os.getpid()
+                self._watches = {}
             hub = self._hub
         return hub.subscribe(channel)
+
+    def watched(self, channel: str) -> dict[str, Any]:
+        """A process-wide cache that is emptied whenever a notification on ``channel`` arrives,
+        so a value read from the database stays valid until some process announces a change.
+
+        Raises:
+            StateUnavailable: the listening connection failed (the cache is dropped with it).
+        """
+        with self._lock:
+            watch = self._watches.get(channel)
+        if watch is None:
+            watch = (self.listen(channel), {})
+            with self._lock:
+                watch = self._watches.setdefault(channel, watch)
+        sub, cache = watch
+        try:
+            if sub.poll():
+                cache.clear()
+        except StateUnavailable:
+            with self._lock:
+                self._watches.pop(channel, None)
+            raise
+        return cache
 
     def notify(self, channel: str, payload: str) -> None:
         """Send one notification on ``channel``."""
@@ -159,6 +184,7 @@ class Postgres:
         with self._lock:
             pool, self._pool = self._pool, None
             hub, self._hub = self._hub, None
+            self._watches = {}
         if hub is not None and self._hub_pid == os.getpid():
             hub.close()
         if pool is not None and self._pid == os.getpid():
