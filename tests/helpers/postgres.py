@@ -81,6 +81,8 @@ def start() -> Server:
     run_as = _unprivileged_user() if os.geteuid() == 0 else None
     if os.geteuid() == 0 and run_as is None:
         raise Unavailable("running as root and neither a postgres nor a nobody user exists")
+    if os.geteuid() == 0 and _runuser() is None:
+        raise Unavailable("running as root and runuser (util-linux) is not installed")
     root = Path(tempfile.mkdtemp(prefix="lemon-pg-"))
     root.chmod(0o755)
     if run_as is not None:
@@ -132,8 +134,16 @@ def start() -> Server:
 def _run(server: Server, tool: str, *args: str) -> None:
     cmd = [str(server.bindir / tool), *args]
     if server.run_as is not None:
-        cmd = ["runuser", "-u", server.run_as, "--", *cmd]
+        cmd = [_runuser() or "runuser", "-u", server.run_as, "--", *cmd]
     subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=120, cwd=server.root)
+
+
+def _runuser() -> str | None:
+    """runuser lives in sbin, which a non-login PATH may lack."""
+    found = shutil.which("runuser")
+    candidates = [found] if found else []
+    candidates += ["/usr/sbin/runuser", "/sbin/runuser"]
+    return next((c for c in candidates if os.access(c, os.X_OK)), None)
 
 
 def _unprivileged_user() -> str | None:
