@@ -118,7 +118,14 @@ def parse_bind(text: str) -> tuple[str, int]:
 
 
 def check_exposure(exposure: Exposure) -> None:
-    """Refuse a bind other machines could reach when no token guards it."""
+    """Refuse a bind other machines could reach when no token guards it, and an allowed
+    origin that is not ``scheme://host[:port]``."""
+    for origin in exposure.allowed_origins:
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path.strip("/"):
+            raise InvalidValue(
+                f"--allow-origin {origin!r}: expected an origin such as https://app.example"
+            )
     if exposure.loopback or exposure.grants:
         return
     raise InvalidValue(
