@@ -68,11 +68,11 @@ def test_a_disabled_skill_is_not_readable_through_the_server(project: Path, demo
     assert "secret-plan" not in found
 
 
-def test_a_file_swapped_for_a_symlink_is_refused_until_listed_again(
+def test_a_file_swapped_for_a_symlink_is_not_read_through_it(
     project: Path, demo: Path, tmp_path: Path
 ):
     secret = tmp_path / "secret.txt"
-    secret.write_text("The guide!\n")  # same size as guide.md: only the digest tells
+    secret.write_text("The guide!\n")  # the same size as guide.md
     server = SkillServer(Options(cwd=project))
     assert (
         "The guide."
@@ -82,24 +82,21 @@ def test_a_file_swapped_for_a_symlink_is_refused_until_listed_again(
     os.symlink(secret, demo / "guide.md")
     text, is_error = call(server, "read_skill", {"key": "demo", "view": "file", "path": "guide.md"})
     assert is_error and "The guide!" not in text
-    with pytest.raises(MCPError, match="cannot be read|changed"):
-        read_resource(server, "skill://demo/guide.md")
-    # Swapped for a symlink to a file of the very same bytes: still not followed.
+    # A symlink to the very same bytes: the digest matches, O_NOFOLLOW still refuses it.
     secret.write_text("The guide.\n")
-    with pytest.raises(MCPError, match="cannot be read"):
+    text, is_error = call(server, "read_skill", {"key": "demo", "view": "file", "path": "guide.md"})
+    assert is_error and "cannot be read" in text
+    with pytest.raises(MCPError, match="no such resource"):
         read_resource(server, "skill://demo/guide.md")
-    # A refresh drops the symlink from what is served.
-    server.refresh()
-    assert "skill://demo/guide.md" not in server.catalog.files
+    assert "skill://demo/guide.md" not in server.catalog.files  # a symlink is never served
 
 
-def test_an_edited_file_is_refused_until_the_next_refresh_lists_it(project: Path, demo: Path):
+def test_an_edited_file_is_served_as_listed_anew(project: Path, demo: Path):
     server = SkillServer(Options(cwd=project))
+    generation = server.catalog.generation
     (demo / "guide.md").write_text("Edited guide, longer.\n")
-    with pytest.raises(MCPError, match="changed since it was listed"):
-        read_resource(server, "skill://demo/guide.md")
-    server.refresh()
     assert "Edited" in read_resource(server, "skill://demo/guide.md").contents[0].text
+    assert server.catalog.generation == generation + 1  # and list_changed went out
 
 
 def test_served_reads_show_paths_relative_to_the_skill(project: Path, demo: Path, home: Path):

@@ -191,11 +191,20 @@ class SkillServer:
         hit = self.catalog.files.get(uri)
         if hit is None:
             raise MCPError(INVALID_PARAMS, f"no such resource: {uri}")
-        skill, f = hit
         try:
-            data = await anyio.to_thread.run_sync(reading.file_bytes, f)
-        except reading.Changed as exc:
-            raise MCPError(INVALID_PARAMS, str(exc)) from None
+            data = await anyio.to_thread.run_sync(reading.file_bytes, hit[1])
+        except reading.Changed:
+            # Edited since the last sweep: list it anew and serve what is listed now, if any.
+            if await anyio.to_thread.run_sync(self.refresh):
+                await self.notify()
+            hit = self.catalog.files.get(uri)
+            if hit is None:
+                raise MCPError(INVALID_PARAMS, f"no such resource: {uri}") from None
+            try:
+                data = await anyio.to_thread.run_sync(reading.file_bytes, hit[1])
+            except reading.Changed as exc:
+                raise MCPError(INVALID_PARAMS, str(exc)) from None
+        f = hit[1]
         if f.mime.startswith("text/") or f.rel.endswith((".md", ".txt", ".py", ".sh")):
             try:
                 text = data.decode("utf-8")
