@@ -8,16 +8,21 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
+import anyio.from_thread
 import httpx2
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from lemon_skills.tools.serve.guard import Exposure, Grant
+from lemon_skills.tools.serve.server import Options
+from lemon_skills.tools.serve.web import serve_http
 from tests.helpers.skills import write_skill
 
 INIT = {
@@ -161,3 +166,61 @@ def test_start_up_failures_are_one_line(project: Path, tmp_path: Path):
     assert unknown.returncode == 1 and "does not resolve" in one_error_line(unknown)
     missing = run_cli("--http", "0.0.0.0:8765", "--token-file", str(tmp_path / "x"), cwd=project)
     assert missing.returncode == 1 and "token file" in one_error_line(missing)
+
+
+async def _keys(url: str, token: str) -> tuple[set[str], str]:
+    """The skill keys ``find_skills`` answers with ``token``, and the session id it used."""
+    ids: list[str] = []
+
+    async def seen(response: httpx2.Response) -> None:
+        ids.extend(v for k, v in response.headers.items() if k.lower() == "mcp-session-id")
+
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=20, event_hooks={"response": [seen]}) as c,
+        streamable_http_client(url, http_client=c, terminate_on_close=False) as (r, w, *_),
+        ClientSession(r, w) as session,
+    ):
+        await session.initialize()
+        found = await session.call_tool("find_skills", {"query": "git", "limit": 10})
+        text = found.content[0].text  # type: ignore[union-attr]
+        return {m["key"] for m in json.loads(text)["matches"]}, ids[0] if ids else ""
+
+
+def test_a_token_bound_to_an_agent_sees_that_profile_and_its_own_sessions(
+    project: Path, project_skills: Path
+):
+    write_skill(project_skills, "git-commit", description="Write git commit messages.")
+    write_skill(project_skills, "git-rebase", description="Rebase git branches safely.")
+    (project / ".lemon" / "skills.json").write_text(
+        json.dumps({"version": 1, "profiles": {"reviewer": {"deny": ["git-rebase"]}}})
+    )
+    grants = (Grant("all-token"), Grant("review-token", "reviewer"))
+    exposure = Exposure("127.0.0.1", 0, grants=grants)
+    urls: list[str] = []
+    with anyio.from_thread.start_blocking_portal() as portal:
+        future = portal.start_task_soon(
+            lambda: serve_http(Options(cwd=project), exposure, urls.append)
+        )
+        deadline = time.monotonic() + 20
+        while not urls and time.monotonic() < deadline:
+            time.sleep(0.02)
+        url = urls[0]
+        everyone, session_id = portal.call(_keys, url, "all-token")
+        reviewer, _ = portal.call(_keys, url, "review-token")
+        # Another token cannot join the first token's session, even knowing its id.
+        hijack = httpx2.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            headers={
+                **MCP_HEADERS,
+                "Authorization": "Bearer review-token",
+                "Mcp-Session-Id": session_id,
+                "Mcp-Protocol-Version": "2025-06-18",
+            },
+            timeout=20,
+        )
+        future.cancel()
+    assert session_id and hijack.status_code == 404
+    assert everyone == {"git-commit", "git-rebase"}
+    assert reviewer == {"git-commit"}
