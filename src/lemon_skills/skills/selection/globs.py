@@ -187,10 +187,10 @@ def _expand(p: str) -> list[str] | None:
             return [p]  # an unclosed brace is a literal character
         out: list[str] = []
         for alt in _split_alternatives(p[start + 1 : end]):
-            for rest in _expand(p[:start] + alt + p[end + 1 :]) or [None]:
-                if rest is None or len(out) >= MAX_ALTERNATIVES:
-                    return None
-                out.append(rest)
+            expanded = _expand(p[:start] + alt + p[end + 1 :])
+            if expanded is None or len(out) + len(expanded) > MAX_ALTERNATIVES:
+                return None
+            out.extend(expanded)
         return out
     return [p]
 
