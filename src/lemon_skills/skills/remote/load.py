@@ -13,6 +13,7 @@ from lemon_skills.skills.remote.verify import (
     MAX_FILE_BYTES,
     content_problem,
     frontmatter_problem,
+    pin_problem,
     size_problem,
     skill_problem,
 )
@@ -43,16 +44,16 @@ def _fetch_verified(skill: RemoteSkill, f: RemoteFile, fetch: Fetch) -> bytes:
 
 
 def _check_pin(skill: RemoteSkill) -> None:
-    now = skill.resources_digest()
-    was = store.pinned(skill.key)
-    if was is None:
-        store.pin(skill.key, now)
-    elif was != now:
+    pins, listed = store.approvals()
+    problem = pin_problem(skill, pins, listed)
+    if problem is not None:
         raise _fail(
             skill,
-            "its files changed since it was approved",
+            problem,
             hint=f"review it, then `lemon skill enable {skill.key}` to approve this version",
         )
+    if pins.get(skill.key) is None or listed.get(skill.key) is None:
+        store.pin(skill.key, skill.resources_digest(), listing=skill.listing_digest())
 
 
 def verified_text(skill: RemoteSkill, fetch: Fetch) -> str:
