@@ -209,3 +209,13 @@ def test_a_label_naming_a_local_skill_is_hidden_by_it(tmp_path: Path):
     assert entries == []
     assert [e.key for e in shadowed[local.key]] == ["srv:pdf"]
     assert any(d.code == "shadowed" and d.key == "srv:pdf" for d in diags)
+
+
+def test_a_served_skill_is_shown_to_the_model_at_its_skill_uri(tmp_path: Path):
+    from lemon_skills.skills.prompt import _catalogue_line, _relevant_block
+
+    (entry,), _, _ = remote.entries([listing(skill())], {}, tmp_path)
+    assert entry.location == "skill://pdf/SKILL.md"
+    assert "<location>skill://pdf/SKILL.md</location>" in _catalogue_line(entry, "d")
+    parts, *_ = _relevant_block([entry], 10_000, "metadata")
+    assert 'location="skill://pdf/SKILL.md"' in parts[0]
