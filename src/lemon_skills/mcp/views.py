@@ -193,7 +193,7 @@ class SourceCore:
                     reason = h.last_error or "not connected yet"
                     return McpToolError(
                         f"unknown MCP tool {name!r}: server {h.name!r} is down ({reason})",
-                        hint="`lemon mcp status` shows why; `refresh()` reconnects now",
+                        hint="`lemon mcp status` shows why; the next call tries to connect again",
                     )
         names = sorted({n for v in self.views() for n in v.by_name})
         close = difflib.get_close_matches(name, names, n=3)
