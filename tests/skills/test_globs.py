@@ -62,3 +62,17 @@ def test_braces_that_would_expand_past_the_cap_match_nothing():
     assert MAX_ALTERNATIVES < 2**20
     assert matches_path("{a,b}" * 20, "ab" * 10) is False
     assert matches_path("{a,b}" * 3, "aba") is True
+
+
+@pytest.mark.timeout(10)
+def test_a_skill_with_thousands_of_patterns_is_bounded_to_the_first_few():
+    from pathlib import Path
+
+    from lemon_skills.skills.selection.activation import matches
+    from lemon_skills.skills.selection.globs import MAX_PATTERNS
+
+    root = Path("/p")
+    decoys = ["**/" * 12 + f"never-{i}.py" for i in range(10_000)]
+    deep = root.joinpath(*["a"] * 100, "x.py")
+    assert matches([*decoys[: MAX_PATTERNS - 1], "*.py"], [deep], [root])
+    assert not matches([*decoys, "*.py"], [deep], [root])  # past the bound: never tried

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from lemon_skills.paths import git_root
-from lemon_skills.skills.selection.globs import matches_path
+from lemon_skills.skills.selection.globs import MAX_PATTERNS, matches_path
 
 if TYPE_CHECKING:
     from lemon_skills.skills.model import Entry
@@ -80,7 +80,7 @@ def matches(patterns: Sequence[str], files: Sequence[Path], roots: Sequence[Path
     """True when any file, taken relative to any of ``roots``, matches any pattern."""
     if not patterns or not files:
         return False
-    live = [p for p in patterns if p.strip()]
+    live = [p for p in patterns if p.strip()][:MAX_PATTERNS]
     for f in files:
         for rel in _relative(f, roots):
             if any(matches_path(p, rel) for p in live):

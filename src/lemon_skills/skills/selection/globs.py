@@ -23,6 +23,8 @@ from typing import Final
 MAX_ALTERNATIVES: Final = 64
 #: Characters of a pattern that are read; a longer pattern matches nothing.
 MAX_PATTERN_CHARS: Final = 1024
+#: Patterns of one skill that are tried; the rest are ignored (one skill, a few ms at most).
+MAX_PATTERNS: Final = 64
 
 _STAR: Final = "*"
 _ANY: Final = "?"
