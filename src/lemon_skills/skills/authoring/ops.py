@@ -140,7 +140,9 @@ def _create(t: Target, p: Mapping[str, Any]) -> Outcome:
 
 def _would_hide(t: Target) -> Path | None:
     """The skill a new ``t`` would take the key from: the one the scope resolves it to now."""
-    view = default_registry().view(t.cwd if t.scope == "project" else None)
+    registry = default_registry()
+    registry.invalidate()  # a skill the user added a moment ago counts
+    view = registry.view(t.cwd if t.scope == "project" else None)
     entry = view.by_key.get(t.name)
     return None if entry is None or entry.source == "mcp" else entry.path
 
