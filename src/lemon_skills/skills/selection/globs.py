@@ -14,10 +14,10 @@ capped, so one pattern cannot grow into millions of alternatives.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Final, TypeVar
 
 #: Alternatives one pattern may expand to; a pattern with more matches nothing.
 MAX_ALTERNATIVES: Final = 64
@@ -47,6 +47,8 @@ _Item = str | _Class  # a literal character, _STAR, _ANY (as tokens) or a class
 _Segment = tuple[tuple[bool, _Item], ...]  # (is_wildcard, item)
 _GLOBSTAR: Final = None
 _Part = _Segment | None
+_P = TypeVar("_P")
+_I = TypeVar("_I")
 
 
 def matches_path(pattern: str, rel: str) -> bool:
@@ -137,36 +139,35 @@ def _char_matches(item: tuple[bool, _Item], c: str) -> bool:
 
 
 def _segment_matches(seg: _Segment, name: str) -> bool:
-    """Greedy star matching over characters: O(len(seg) * len(name))."""
-    p = s = 0
-    star_p, star_s = -1, 0
-    while s < len(name):
-        if p < len(seg) and seg[p] == (True, _STAR):
-            star_p, star_s = p, s
-            p += 1
-        elif p < len(seg) and _char_matches(seg[p], name[s]):
-            p += 1
-            s += 1
-        elif star_p >= 0:
-            p = star_p + 1
-            star_s += 1
-            s = star_s
-        else:
-            return False
-    while p < len(seg) and seg[p] == (True, _STAR):
-        p += 1
-    return p == len(seg)
+    """One name against one segment pattern, ``*`` as the star."""
+    return _greedy(seg, name, lambda item: item == (True, _STAR), _char_matches)
 
 
 def _match_parts(parts: Sequence[_Part], names: Sequence[str]) -> bool:
-    """Greedy star matching over segments, ``**`` as the star: O(len(parts) * len(names))."""
+    """A path's names against the segments, ``**`` as the star."""
+    return _greedy(
+        parts,
+        names,
+        lambda part: part is _GLOBSTAR,
+        lambda part, name: part is not None and _segment_matches(part, name),
+    )
+
+
+def _greedy(
+    pattern: Sequence[_P],
+    items: Sequence[_I],
+    is_star: Callable[[_P], bool],
+    fits: Callable[[_P, _I], bool],
+) -> bool:
+    """Greedy star matching: on a mismatch only the last star takes one more item, so the
+    work is at most ``len(pattern) * len(items)`` steps."""
     p = s = 0
     star_p, star_s = -1, 0
-    while s < len(names):
-        if p < len(parts) and parts[p] is _GLOBSTAR:
+    while s < len(items):
+        if p < len(pattern) and is_star(pattern[p]):
             star_p, star_s = p, s
             p += 1
-        elif p < len(parts) and (part := parts[p]) is not None and _segment_matches(part, names[s]):
+        elif p < len(pattern) and fits(pattern[p], items[s]):
             p += 1
             s += 1
         elif star_p >= 0:
@@ -175,9 +176,9 @@ def _match_parts(parts: Sequence[_Part], names: Sequence[str]) -> bool:
             s = star_s
         else:
             return False
-    while p < len(parts) and parts[p] is _GLOBSTAR:
+    while p < len(pattern) and is_star(pattern[p]):
         p += 1
-    return p == len(parts)
+    return p == len(pattern)
 
 
 def _expand(p: str) -> list[str] | None:
