@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +73,26 @@ def in_memory() -> None:
     from tests.helpers.mcp import in_process
 
     settings.configure(mcp_transport_factory=in_process)
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Global OpenTelemetry tracer and meter providers recording into memory, for this test
+    only (``tests.helpers.otel.Recorded``); the previous globals come back afterwards."""
+    import opentelemetry.metrics._internal as metrics_internal
+    import opentelemetry.trace as trace_api
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from tests.helpers.otel import Recorded
+
+    rec = Recorded()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(rec.spans))
+    meter_provider = MeterProvider(metric_readers=[rec.metrics])
+    monkeypatch.setattr(trace_api, "_TRACER_PROVIDER", tracer_provider)
+    monkeypatch.setattr(metrics_internal, "_METER_PROVIDER", meter_provider)
+    yield rec
+    tracer_provider.shutdown()
+    meter_provider.shutdown()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lemon_skills import otel
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import PathArg, Scope, explicit_scope, resolve_cwd
 from lemon_skills.search import metrics as evaluation
@@ -261,17 +262,34 @@ def _rank(
     use_semantic: bool | None,
     keep: Callable[[Entry], bool] | None = None,
 ) -> list[ranking.Match]:
-    similar = None
-    if semantic_mod.requested(use_semantic):
-        index = ranking_index(v)
-        similar = semantic_similarity(v)(query, floor=index.weights.semantic_floor)
-    else:
-        index = _ranking_for(v, query)
-    if keep is None:
-        return ranking.rank(index, query, limit=limit, similar=similar)
-    # Filtered after ranking, so the ranking of what stays is the ranker's own.
-    found = ranking.rank(index, query, limit=len(index.entries), similar=similar)
-    return [m for m in found if keep(m.entry)][:limit]
+    with otel.span("lemon.skills.find") as current:
+        similar = None
+        semantic = semantic_mod.requested(use_semantic)
+        if semantic:
+            index = ranking_index(v)
+            similar = semantic_similarity(v)(query, floor=index.weights.semantic_floor)
+        else:
+            index = _ranking_for(v, query)
+        if keep is None:
+            out = ranking.rank(index, query, limit=limit, similar=similar)
+        else:
+            # Filtered after ranking, so the ranking of what stays is the ranker's own.
+            found = ranking.rank(index, query, limit=len(index.entries), similar=similar)
+            out = [m for m in found if keep(m.entry)][:limit]
+        otel.set_attributes(current, _find_attributes(index, out, semantic))
+        return out
+
+
+def _find_attributes(
+    index: ranking.Index, found: list[ranking.Match], semantic: bool
+) -> dict[str, object]:
+    """What a ranking span tells: never the request, only counts, keys and the verdict."""
+    return {
+        "lemon.skills.candidates": len(index.entries),
+        "lemon.skills.chosen": [m.entry.key for m in found],
+        "lemon.skills.none": not found,
+        "lemon.skills.semantic": semantic,
+    }
 
 
 def selection(
@@ -638,9 +656,21 @@ def render_prompt(
     if budget is None:
         budget = profile.budget if profile and profile.budget else prompt_mod.DEFAULT_BUDGET
     near = [m.entry.key for m in matches]
-    rendered = prompt_mod.render(relevant, catalogue, budget=budget, mode=mode, near=near)
+    with otel.span("lemon.prompt.render", {"lemon.prompt.budget": budget}) as current:
+        rendered = prompt_mod.render(relevant, catalogue, budget=budget, mode=mode, near=near)
+        otel.set_attributes(current, _render_attributes(rendered))
     observe.emit("skill.prompt_render", observe.prompt_metadata(rendered, v.cwd, mode, context))
     return rendered
+
+
+def _render_attributes(rendered: prompt_mod.RenderedPrompt) -> dict[str, object]:
+    return {
+        "lemon.prompt.chars": len(rendered.text),
+        "lemon.prompt.relevant": list(rendered.relevant),
+        "lemon.prompt.listed": len(rendered.listed),
+        "lemon.prompt.omitted": list(rendered.omitted),
+        "lemon.prompt.truncated": list(rendered.truncated),
+    }
 
 
 @dataclass(frozen=True, slots=True)
