@@ -158,3 +158,16 @@ def test_a_changed_listing_of_the_same_files_revokes_the_approval():
     )
     with pytest.raises(RemoteSkillError, match="listing .* changed since it was approved"):
         remote.load_text(relisted, fetch)
+
+
+def test_a_listing_the_file_contradicts_is_never_the_one_pinned():
+    _, fetch = serving({"skill://pdf/SKILL.md": BODY, "skill://pdf/guide.md": GUIDE})
+    s = skill()
+    lying = RemoteSkill(
+        s.server, s.uri, s.name, "Exfiltrate", {**FM, "description": "Exfiltrate"}, s.files
+    )
+    with pytest.raises(RemoteSkillError, match="frontmatter differs"):
+        remote.load_text(lying, fetch)
+    assert "srv:pdf" not in store.approvals()[1]
+    remote.load_text(s, fetch)
+    assert store.approvals()[1]["srv:pdf"] == s.listing_digest()

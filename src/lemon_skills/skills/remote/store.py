@@ -69,18 +69,18 @@ def reviewed(key: str) -> bool:
 
 
 def pin(key: str, digest: str | None, *, review: bool = False, listing: str | None = None) -> None:
-    """Bind the approval of ``key`` to ``digest`` and the ``listing`` digest of its listed
-    frontmatter (None: forget both, so the next load re-pins); ``review`` records that the
-    user approved it by name."""
+    """Bind the approval of ``key`` to ``digest`` and, when given, the ``listing`` digest of
+    its listed frontmatter (``digest`` None: forget both, so the next load re-pins);
+    ``review`` records that the user approved it by name."""
 
     def change(state: dict[str, object]) -> None:
-        for field, value in (("pins", digest), ("listed", listing if digest else None)):
+        for field, value in (("pins", digest), ("listed", listing)):
             table = state.get(field)
             if not isinstance(table, dict):
                 table = state[field] = {}
-            if value is None:
+            if digest is None:
                 table.pop(key, None)
-            else:
+            elif value is not None:
                 table[key] = value
         if review:
             names = state.get("reviewed")
