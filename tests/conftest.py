@@ -94,5 +94,6 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.setattr(trace_api, "_TRACER_PROVIDER", tracer_provider)
     monkeypatch.setattr(metrics_internal, "_METER_PROVIDER", meter_provider)
     yield rec
-    tracer_provider.shutdown()
+    # Not shut down: a tracer a library took while this provider was global (the MCP SDK's
+    # proxy tracer) keeps it, and a shut-down provider warns on every later span.
     meter_provider.shutdown()
