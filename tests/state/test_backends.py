@@ -150,3 +150,13 @@ def test_a_curator_pass_and_its_rollback_change_the_backend_s_records(
     assert curator_rollback.rollback(pause=False).restored == ("mid", "old")
     assert UsageStore(usage).get("old")["lifecycle_state"] == "active"
     assert usage.exists() is (backend == "embedded")
+
+
+def test_a_tool_relabelled_read_only_is_held_until_approved(backend):
+    pinning.review("srv", [tool()])
+    relabelled = tool().model_copy(
+        update={"annotations": types.ToolAnnotations(read_only_hint=True)}
+    )
+    assert "title or annotations" in pinning.review("srv", [relabelled]).held["lookup"]
+    assert pinning.approve("srv", [relabelled]) == ["lookup"]
+    assert pinning.review("srv", [relabelled]).held == {}

@@ -196,7 +196,7 @@ class SourceCore:
                     reason = h.last_error or "not connected yet"
                     return McpToolError(
                         f"unknown MCP tool {name!r}: server {h.name!r} is down ({reason})",
-                        hint="`lemon mcp status` shows why; `refresh()` reconnects now",
+                        hint="`lemon mcp status` shows why; the next call tries to connect again",
                     )
                 held = self._held(h, name)
                 if held is not None:

@@ -11,8 +11,9 @@ import contextlib
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
-from lemon_skills import _fs
+from lemon_skills import _fs, paths
 from lemon_skills.paths import agent_dir
 from lemon_skills.state.postgres import Status
 
@@ -41,7 +42,7 @@ class Embedded:
         counts = {
             "approvals": approvals,
             "events": events,
-            "pins": sum(len(pins) for pins in local_pins(root).values()),
+            "pins": sum(len(tools) for tools, _ in local_pins(root).values()),
             "usage": len(_fs.read_json(root / "skills.usage.json", default=dict).get("skills", {})),
         }
         return Status(self.kind, None, max(v1, v2), counts)
@@ -57,15 +58,27 @@ class Embedded:
         return None
 
 
-def local_pins(root: Path) -> dict[str, dict[str, str]]:
-    """Every server's pins in ``<root>/mcp-pins/`` (file stem -> tool -> digest)."""
-    out: dict[str, dict[str, str]] = {}
+def pins_path(server: str) -> Path:
+    """Where ``server``'s pins are kept by the embedded backend."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in server)
+    return paths.agent_dir() / "mcp-pins" / f"{safe}.json"
+
+
+def read_pin_file(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """The tool pins and the traits pins of one server's file."""
+    data = _fs.read_json(path, default=dict)
+    return _table(data.get("tools")), _table(data.get("traits"))
+
+
+def _table(pins: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in pins.items()} if isinstance(pins, dict) else {}
+
+
+def local_pins(root: Path) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
+    """Every server's pins in ``<root>/mcp-pins/``: file stem -> (tool pins, traits pins)."""
     folder = root / "mcp-pins"
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
-        tools = _fs.read_json(path, default=dict).get("tools", {})
-        if isinstance(tools, dict):
-            out[path.stem] = {str(k): str(v) for k, v in tools.items()}
-    return out
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    return {path.stem: read_pin_file(path) for path in files}
 
 
 def _sqlite_count(path: Path, table: str) -> tuple[int, int]:

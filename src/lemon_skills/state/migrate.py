@@ -86,9 +86,9 @@ def copy_local(db: Postgres, *, agent: Path, sidecars: Mapping[str, Path]) -> Co
         dedupe=lambda row: (row[1], row[0], row[10]),
     )
     pins = SqlPins(db)
-    for server, tools in local_pins(agent).items():
-        before = pins.read(server)
-        clash = pins.add(server, tools)
+    for server, (tools, traits) in local_pins(agent).items():
+        before, _ = pins.read(server)
+        clash = pins.add(server, tools, traits)
         out.pins += sum(1 for t in tools if t not in before)
         out.pin_conflicts += [f"{server}/{t}" for t in sorted(clash)]
     for scope, path in sidecars.items():

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any, Protocol
 
-from lemon_skills import _fs, paths
+from lemon_skills import _fs
 from lemon_skills.state import database
+from lemon_skills.state.embedded import pins_path, read_pin_file
 from lemon_skills.state.postgres import Postgres, SqlConnection
 
 CHANNEL = "lemon_pins"
@@ -27,17 +27,19 @@ _FILE_MODE = 0o600
 
 
 class PinStore(Protocol):
-    """A server's pins, wherever they live."""
+    """A server's pins, wherever they live: per tool a digest of its name, description and
+    schema, and a digest of its title and annotations (its traits)."""
 
-    def read(self, server: str) -> dict[str, str]:
-        """``tool -> digest`` for every pinned tool of ``server``."""
+    def read(self, server: str) -> tuple[dict[str, str], dict[str, str]]:
+        """``(tool -> digest, tool -> traits)`` for every pinned tool of ``server``."""
         ...
 
-    def add(self, server: str, pins: Mapping[str, str]) -> set[str]:
-        """Pin tools not pinned yet; return those already pinned to a different digest."""
+    def add(self, server: str, pins: Mapping[str, str], traits: Mapping[str, str]) -> set[str]:
+        """Pin tools (and traits) not pinned yet; return the tools already pinned to a
+        different digest."""
         ...
 
-    def replace(self, server: str, pins: Mapping[str, str]) -> None:
+    def replace(self, server: str, pins: Mapping[str, str], traits: Mapping[str, str]) -> None:
         """Pin these tools as given, whatever they were pinned to, and lift their holds."""
         ...
 
@@ -54,34 +56,33 @@ class PinStore(Protocol):
         ...
 
 
-def pins_path(server: str) -> Path:
-    """Where ``server``'s pins are kept by the embedded backend."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in server)
-    return paths.agent_dir() / "mcp-pins" / f"{safe}.json"
-
-
 class FilePins:
-    """``<agent dir>/mcp-pins/<server>.json``: ``{"tools": {name: digest}}``, mode 0600."""
+    """``<agent dir>/mcp-pins/<server>.json``: ``{"tools": {...}, "traits": {...}}``, 0600."""
 
-    def read(self, server: str) -> dict[str, str]:
-        data = _fs.read_json(pins_path(server), default=dict)
-        tools: Any = data.get("tools", {})
-        return {str(k): str(v) for k, v in tools.items()} if isinstance(tools, dict) else {}
+    def read(self, server: str) -> tuple[dict[str, str], dict[str, str]]:
+        return read_pin_file(pins_path(server))
 
-    def add(self, server: str, pins: Mapping[str, str]) -> set[str]:
+    def add(self, server: str, pins: Mapping[str, str], traits: Mapping[str, str]) -> set[str]:
         clash: set[str] = set()
 
         def change(data: dict[str, Any]) -> None:
-            tools = data.setdefault("tools", {})
+            tools, notes = _tables(data)
             for name, digest in pins.items():
                 if tools.setdefault(name, digest) != digest:
                     clash.add(name)
+            for name, value in traits.items():
+                notes.setdefault(name, value)
 
         self._update(server, change)
         return clash
 
-    def replace(self, server: str, pins: Mapping[str, str]) -> None:
-        self._update(server, lambda data: data.setdefault("tools", {}).update(pins))
+    def replace(self, server: str, pins: Mapping[str, str], traits: Mapping[str, str]) -> None:
+        def change(data: dict[str, Any]) -> None:
+            tools, notes = _tables(data)
+            tools.update(pins)
+            notes.update(traits)
+
+        self._update(server, change)
 
     def hold(self, server: str, tools: Iterable[str]) -> None:
         """Nothing to share: this machine's next listing finds the change again."""
@@ -99,50 +100,63 @@ class FilePins:
         _fs.update_json(path, change, default=dict, mode=_FILE_MODE)
 
 
+def _tables(data: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    for table in ("tools", "traits"):
+        if not isinstance(data.get(table), dict):
+            data[table] = {}
+    return data["tools"], data["traits"]
+
+
 class SqlPins:
     """The ``mcp_pins`` table of the shared database."""
 
     def __init__(self, db: Postgres) -> None:
         self._db = db
 
-    def read(self, server: str) -> dict[str, str]:
+    def read(self, server: str) -> tuple[dict[str, str], dict[str, str]]:
         with self._db.connection() as conn:
             rows = conn.execute(
-                "SELECT tool, digest FROM mcp_pins WHERE server = ?", (server,)
+                "SELECT tool, digest, traits FROM mcp_pins WHERE server = ?", (server,)
             ).fetchall()
-        return {str(t): str(d) for t, d in rows}
+        return {str(t): str(d) for t, d, _ in rows}, {str(t): str(n) for t, _, n in rows if n}
 
-    def add(self, server: str, pins: Mapping[str, str]) -> set[str]:
+    def add(self, server: str, pins: Mapping[str, str], traits: Mapping[str, str]) -> set[str]:
         clash: set[str] = set()
         with self._db.transaction() as conn:
             now = time.time()
             for name, digest in pins.items():
                 cur = conn.execute(
-                    "INSERT INTO mcp_pins (server, tool, digest, pinned_at) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT (server, tool) DO NOTHING",
-                    (server, name, digest, now),
+                    "INSERT INTO mcp_pins (server, tool, digest, traits, pinned_at) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (server, tool) DO NOTHING",
+                    (server, name, digest, traits.get(name), now),
                 )
                 if cur.rowcount != 1:
-                    held = conn.execute(
+                    found = conn.scalar(
                         "SELECT digest FROM mcp_pins WHERE server = ? AND tool = ?",
                         (server, name),
-                    ).fetchone()
-                    if held is None or held[0] != digest:
+                    )
+                    if found != digest:
                         clash.add(name)
-            if len(clash) < len(pins):
-                _bump(conn, server)
+            for name, value in traits.items():
+                conn.execute(
+                    "UPDATE mcp_pins SET traits = ? "
+                    "WHERE server = ? AND tool = ? AND traits IS NULL",
+                    (value, server, name),
+                )
+            _bump(conn, server)
         self._forget(server)
         return clash
 
-    def replace(self, server: str, pins: Mapping[str, str]) -> None:
+    def replace(self, server: str, pins: Mapping[str, str], traits: Mapping[str, str]) -> None:
         with self._db.transaction() as conn:
             now = time.time()
             for name, digest in pins.items():
                 conn.execute(
-                    "INSERT INTO mcp_pins (server, tool, digest, pinned_at) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT (server, tool) DO UPDATE "
-                    "SET digest = EXCLUDED.digest, pinned_at = EXCLUDED.pinned_at, held = FALSE",
-                    (server, name, digest, now),
+                    "INSERT INTO mcp_pins (server, tool, digest, traits, pinned_at) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (server, tool) DO UPDATE "
+                    "SET digest = EXCLUDED.digest, traits = EXCLUDED.traits, "
+                    "pinned_at = EXCLUDED.pinned_at, held = FALSE",
+                    (server, name, digest, traits.get(name), now),
                 )
             _bump(conn, server)
         self._forget(server)

@@ -83,6 +83,7 @@ CREATE TABLE mcp_pins (
     server      TEXT NOT NULL,
     tool        TEXT NOT NULL,
     digest      TEXT NOT NULL,
+    traits      TEXT,
     pinned_at   {real} NOT NULL,
     held        BOOLEAN NOT NULL DEFAULT FALSE,
     PRIMARY KEY (server, tool)
