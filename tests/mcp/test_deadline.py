@@ -138,13 +138,12 @@ def test_a_request_in_flight_when_the_keeper_stops_still_times_out():
             keeper.release(deadline)
             out.update(ended=scope.cancelled_caught, elapsed=anyio.current_time() - start)
 
-        async with anyio.create_task_group() as tg:
-            async with anyio.create_task_group() as keeper_tg:
-                keeper_tg.start_soon(keeper.run)
-                await anyio.sleep(0)
-                tg.start_soon(request)
-                await anyio.sleep(0.05)
-                keeper_tg.cancel_scope.cancel()  # e.g. its manager is shutting down
+        async with anyio.create_task_group() as tg, anyio.create_task_group() as keeper_tg:
+            keeper_tg.start_soon(keeper.run)
+            await anyio.sleep(0)
+            tg.start_soon(request)
+            await anyio.sleep(0.05)
+            keeper_tg.cancel_scope.cancel()  # e.g. its manager is shutting down
         return out
 
     out = anyio.run(main)
