@@ -7,8 +7,8 @@ moves it past ``start + max_total``. When the deadline passes, the request's awa
 cancelled, and the SDK tells the server with ``notifications/cancelled``.
 
 A ``Timekeeper`` enforces the deadlines of many requests with one task, so a request costs a
-plain cancel scope instead of a timer armed and disarmed on every call (half the cost of the
-scope, on a path that runs once per tool call).
+plain cancel scope instead of one whose timer is armed and disarmed on every tool call (about
+a third of the scope's cost).
 """
 
 from __future__ import annotations
