@@ -238,6 +238,8 @@ class SourceCore:
             )
         args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
+            if not otel.active():
+                return await self._call(h, spec, args, timeout, on_progress, otel.QUIET)
             with otel.span("lemon.mcp.call", _call_attributes(spec)) as current:
                 started = time.perf_counter()
                 out = await self._call(h, spec, args, timeout, on_progress, current)
