@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from lemon_skills import _fs
+from lemon_skills.context import current
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import agent_dir
 from lemon_skills.settings import settings
@@ -64,8 +66,25 @@ def redact(url: str) -> str:
 
 
 def _from_file() -> str | None:
-    path = settings_path()
+    # Asked before every tool call: a missing file costs one stat, an unchanged one no read;
+    # the path is remembered per agent-dir environment (building it is dearer than the stat).
+    cache: dict[Any, Any] = current().service(_from_file, dict)
+    where = (os.environ.get("LEMON_AGENT_DIR"), os.environ.get("HOME"))
+    path = cache.get(where)
+    if path is None:
+        path = cache[where] = settings_path()
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", path=path) from exc
+    stamp = (path, st.st_mtime_ns, st.st_size, st.st_ino)
+    hit = cache.get("file")
+    if hit is not None and hit[0] == stamp:
+        return hit[1]  # type: ignore[no-any-return]
     value = _fs.read_json(path, default=dict).get("database_url")
     if value is not None and not isinstance(value, str):
         raise ConfigError('"database_url" must be a string', path=path)
+    cache["file"] = (stamp, value or None)
     return value or None
