@@ -147,10 +147,11 @@ class McpSkillSource:
         an earlier listing of the same skill can be reused (``remote.entries``)."""
         found = self._fetchers.get((where, server))
         if found is None:
-            source = self._mcp()
 
             def fetch(uri: str, limit: int) -> bytes:
-                data: bytes = source.read_skill_file(where, server, uri, limit=limit)
+                # Started on the first read: a saved listing with its bodies at hand never
+                # starts the server.
+                data: bytes = self._mcp().read_skill_file(where, server, uri, limit=limit)
                 return data
 
             found = self._fetchers[(where, server)] = fetch
