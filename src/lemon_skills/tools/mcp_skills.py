@@ -112,6 +112,7 @@ class McpSkillSource:
         #: Directories answered from a saved listing past its lifetime, with the keys of
         #: their servers' listings (what a refresh claims).
         self.stale: dict[Path, tuple[str, ...]] = {}
+        self._stale_used: set[Path] = set()
 
     def _mcp(self) -> Any:
         if self._source is None:
@@ -210,16 +211,20 @@ class McpSkillSource:
     ) -> dict[str, Listing]:
         """The saved listings of ``names`` still young enough to answer from."""
         keys, now = self._keys(where, names), time.time()
+        # A listing past its lifetime answers once per process: one that lives on (a host's)
+        # then asks the server itself, as it would without saved listings.
+        again = where in self._stale_used
         out, due = {}, False
         for name, key in keys.items():
             found = saved.load(key)
-            if found is None or not found.usable(now):
+            if found is None or not found.usable(now) or (again and not found.fresh(now)):
                 continue
             due = due or not found.fresh(now)
             skills = tuple(to_remote(name, found.skills, last.get(name, ())))
             out[name] = Listing(name, skills, found.problems, self._fetch(where, name))
         if due:
             self.stale[where] = tuple(keys.values())
+            self._stale_used.add(where)
         return out
 
     def _live(
