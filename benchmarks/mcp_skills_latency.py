@@ -209,7 +209,8 @@ def prompt_bench(served: Path, consumer: Path, runs: int, request: str) -> dict[
     config.write_text(json.dumps({"mcpServers": {"bench": entry}}))
     times: dict[str, list[tuple[float, float]]] = {"disk": [], "served": []}
     try:
-        r = dict(zip(("prompt_first", "prompt_first_cpu"), lemon_prompt_ms(request, consumer)))
+        first = lemon_prompt_ms(request, consumer)
+        r = {"prompt_first": first[0], "prompt_first_cpu": first[1]}
         lemon_prompt_ms(request, served)  # the disk side's caches, as the served side's
         for _ in range(runs):
             times["disk"].append(lemon_prompt_ms(request, served))
