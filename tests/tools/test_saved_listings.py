@@ -1,8 +1,9 @@
 """Skills of a stdio skills server on every turn: `lemon prompt` answers a second time from the
 saved listing and the digest-keyed bodies without starting the server, a background refresh
 notices a changed skill (which stays withheld), and a saved listing is never trusted beyond
-what it is: a damaged one is ignored, one saved for another config entry is not used, and an
-untrusted project's servers are not started by a refresh either."""
+what it is: a damaged one is ignored, one saved for another config entry is not used, an
+untrusted project's servers are neither started by a refresh nor listed from an old save, and a
+process that lives on asks the server once its saved listing expired."""
 
 from __future__ import annotations
 
@@ -60,8 +61,12 @@ def starts(tmp_path: Path) -> int:
     return len(counter.read_text().splitlines()) if counter.exists() else 0
 
 
-def lemon(*args: str, background: bool = False) -> subprocess.CompletedProcess[str]:
+def lemon(
+    *args: str, background: bool = False, trust: bool = False
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, LEMON_BACKGROUND_INDEX="1" if background else "0")
+    if trust:
+        env["LEMON_TRUST_PROJECT_MCP"] = "1"
     return subprocess.run(
         [sys.executable, "-m", "lemon_skills", *args],
         capture_output=True,
@@ -72,8 +77,9 @@ def lemon(*args: str, background: bool = False) -> subprocess.CompletedProcess[s
     )
 
 
-def prompt(project: Path, *, background: bool = False) -> dict[str, object]:
-    done = lemon("prompt", REQUEST, "--cwd", str(project), "--json", background=background)
+def prompt(project: Path, *, background: bool = False, trust: bool = False) -> dict[str, object]:
+    argv = ("prompt", REQUEST, "--cwd", str(project), "--json")
+    done = lemon(*argv, background=background, trust=trust)
     assert done.returncode == 0, done.stderr
     result: dict[str, object] = json.loads(done.stdout)
     return result
@@ -149,12 +155,48 @@ def test_listings_saved_for_another_config_entry_are_not_used(tmp_path, project,
     assert len(saved_files()) == 2
 
 
-def test_a_refresh_starts_no_server_of_an_untrusted_project(tmp_path, project, served):
+def project_server(tmp_path: Path, project: Path, served: Path) -> None:
     (project / ".lemon").mkdir()
     cfg = {"mcpServers": {"srv": entry(tmp_path, served, skills="enabled")}}
     (project / ".lemon" / "mcp.json").write_text(json.dumps(cfg), encoding="utf-8")
+
+
+def test_a_refresh_starts_no_server_of_an_untrusted_project(tmp_path, project, served):
+    project_server(tmp_path, project, served)
     done = lemon("mcp", "refresh-skills", "--cwd", str(project), "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"servers": []}
     assert starts(tmp_path) == 0
     assert saved_files() == []
+
+
+def test_a_listing_saved_while_a_project_was_trusted_is_not_used_once_it_is_not(
+    tmp_path, project, served
+):
+    project_server(tmp_path, project, served)
+    assert "srv:alpha" in prompt(project, trust=True)["relevant"]  # type: ignore[operator]
+    assert len(saved_files()) == 1
+    untrusted = prompt(project)
+    assert untrusted["relevant"] == [] and untrusted["listed"] == []
+    assert starts(tmp_path) == 1
+
+
+def test_a_long_lived_process_asks_the_server_once_a_saved_listing_expired(
+    tmp_path, project, served
+):
+    from lemon_skills.mcp.source import reset_default_source
+    from lemon_skills.tools.mcp_skills import McpSkillSource
+
+    configure_globally(tmp_path, served)
+    prompt(project)  # saves the listing; the server says it is stale at once (ttlMs 0)
+    source = McpSkillSource()
+    try:
+        (first,) = source.listings(project)
+        assert starts(tmp_path) == 1  # answered from the saved listing
+        assert source.stale  # and a refresh is due
+        source._cache.clear()  # the next registry refresh (a new epoch)
+        (second,) = source.listings(project)
+        assert starts(tmp_path) == 2
+        assert [s.key for s in second.skills] == [s.key for s in first.skills]
+    finally:
+        reset_default_source()
