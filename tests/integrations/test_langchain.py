@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import anyio
 import pytest
 
 pytest.importorskip("langchain.agents", reason="LangChain is not installed (extra: langchain)")
@@ -75,7 +76,7 @@ def world(tmp_path, agent_dir, global_skills) -> w.World:
 def lemon(project) -> Iterator[LemonMiddleware]:
     made = middleware(cwd=project)
     yield made
-    made.close()
+    anyio.run(made.aclose)
 
 
 def user(text: str) -> dict[str, Any]:
@@ -141,10 +142,3 @@ async def test_destructive_call_runs_once_when_approved(world, lemon):
     out = await agent.ainvoke(Command(resume={pending.id: {"type": "approve"}}), cfg, version="v2")
     assert world.drops() == ["dropped users"]
     assert last_tool_message(out.value["messages"]).text == "dropped users"
-
-
-def test_sync_agent_gets_the_skill_too(world, lemon):
-    model = ScriptedChat(steps=[call("read_skill", {"key": w.SKILL}), say("done")])
-    out = create_agent(model, middleware=[lemon]).invoke(user(w.REQUEST))
-    assert w.SKILL in model.calls[0]["system"]
-    assert w.SKILL_TEXT in last_tool_message(out["messages"]).text

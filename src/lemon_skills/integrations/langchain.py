@@ -10,7 +10,8 @@ On every model call the middleware's ``wrap_model_call`` adds the skills block f
 latest message to the system prompt and replaces lemon's tools in the request with this turn's:
 ``read_skill`` (and ``skill_manage``), the MCP tools chosen for the request and ``tool_search``.
 A tool ``tool_search`` found (its ``ToolMessage.artifact`` names it) is offered from the next
-model call on. ``wrap_tool_call`` runs those tools, which ``create_agent`` never saw.
+model call on. ``wrap_tool_call`` runs those tools, which ``create_agent`` never saw. The
+middleware is async-native: run the agent with ``ainvoke`` / ``astream``.
 
 A call lemon's policy holds for a person (the server's ``approve`` / ``approve_tools``, the
 tool's annotations) goes through LangChain's own ``HumanInTheLoopMiddleware`` in ``per_call``
@@ -22,10 +23,11 @@ model reads why. Pausing needs a checkpointer, as for ``HumanInTheLoopMiddleware
 
 from __future__ import annotations
 
+import base64
+import contextvars
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Literal
 
-import anyio.to_thread
 from langchain.agents.middleware import (
     AgentMiddleware,
     HumanInTheLoopMiddleware,
@@ -38,16 +40,19 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, To
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.types import Command
 
-from lemon_skills.integrations.session import Session, Turn, latest_request
+from lemon_skills.integrations import results
+from lemon_skills.integrations.turn import Lemon, Turn
 from lemon_skills.paths import PathArg
-from lemon_skills.tool import Tool, ToolContext, ToolResult
+from lemon_skills.tool import Tool
 from lemon_skills.tools.deferred import TOOL_SEARCH
 
 __all__ = ["LemonMiddleware", "middleware"]
 
 Decision = Literal["approve", "edit", "reject", "respond"]
-ToolHandler = Callable[[ToolCallRequest], ToolMessage | Command[Any]]
 AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
+
+#: Set while the tool call a reviewer approved runs (LangChain runs the tool in this context).
+_APPROVED: contextvars.ContextVar[bool] = contextvars.ContextVar("lemon_lc_approved", default=False)
 
 
 def middleware(
@@ -58,26 +63,25 @@ def middleware(
 ) -> LemonMiddleware:
     """The middleware for ``create_agent(model, middleware=[...])``.
 
-    ``options`` are ``integrations.session.Session``'s: ``tools`` (``auto``/``all``/
-    ``search``), ``max_tools``, ``context_tokens``, ``skill_manage``, ``budget``, ``agent``,
-    ``servers``. ``allowed_decisions`` are what a reviewer may answer to a held call.
+    ``options`` are ``integrations.turn.Options``' (``tool_mode``, ``max_tools``, ``budget``,
+    ``skill_manage``, ``agent``...). ``allowed_decisions`` are the answers a reviewer may give
+    to a held call.
     """
-    return LemonMiddleware(Session(cwd, **options), allowed_decisions=allowed_decisions)
+    return LemonMiddleware(Lemon(cwd, **options), allowed_decisions=allowed_decisions)
 
 
 class LemonMiddleware(AgentMiddleware):
     """Skills block, lemon's tools and lemon's approval policy for each model and tool call."""
 
     def __init__(
-        self, session: Session, *, allowed_decisions: Iterable[Decision] = ("approve", "reject")
+        self, lemon: Lemon, *, allowed_decisions: Iterable[Decision] = ("approve", "reject")
     ) -> None:
         super().__init__()
-        self.session = session
+        self.lemon = lemon
         self.allowed_decisions: list[Decision] = list(allowed_decisions)
-        self._converted: dict[int, BaseTool] = {}
-        self._offered: dict[str, BaseTool] = {}
+        self._converted: dict[str, tuple[Tool, BaseTool]] = {}
         self._reviewers: dict[str, HumanInTheLoopMiddleware] = {}
-        self.tools = [self._convert(t) for t in session.builtins]
+        self.tools: list[BaseTool] = []
 
     @property
     def name(self) -> str:
@@ -85,24 +89,18 @@ class LemonMiddleware(AgentMiddleware):
 
     # -- model calls -------------------------------------------------------------------
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelCallResult:
-        turn = self.session.turn(*_asked(request.messages))
-        return handler(self._with_turn(request, turn))
-
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelCallResult:
-        turn = await self.session.aturn(*_asked(request.messages))
+        asked, found = _asked(request.messages)
+        turn = await self.lemon.turn(asked, found=found)
         return await handler(self._with_turn(request, turn))
 
     def _with_turn(self, request: ModelRequest, turn: Turn) -> ModelRequest:
         offered = [self._convert(t) for t in turn.tools]
-        self._offered.update((t.name, t) for t in offered)
-        mine = set(self._offered)
+        mine = {t.name for t in offered} | set(turn.mcp) | {TOOL_SEARCH}
         theirs = [t for t in request.tools if _tool_name(t) not in mine]
-        system = "\n\n".join(p for p in (request.system_prompt, turn.system) if p)
+        system = "\n\n".join(p for p in (request.system_prompt, turn.instructions) if p)
         return request.override(
             system_message=SystemMessage(content=system) if system else None,
             tools=[*theirs, *offered],
@@ -110,47 +108,33 @@ class LemonMiddleware(AgentMiddleware):
 
     # -- tool calls --------------------------------------------------------------------
 
-    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> Any:
-        name = request.tool_call["name"]
-        tool = self._offered.get(name) or self._lookup(name)
-        if tool is None:
-            return handler(request)
-        request = request if request.tool is not None else request.override(tool=tool)
-        if not self.session.needs_approval(name):
-            return handler(request)
-
-        def run(approved: ToolCallRequest) -> ToolMessage | Command[Any]:
-            call = approved.tool_call
-            with self.session.granted(call["name"], call["args"]):
-                return handler(approved)
-
-        return self._reviewer(name).wrap_tool_call(request, run)
-
     async def awrap_tool_call(self, request: ToolCallRequest, handler: AsyncToolHandler) -> Any:
         name = request.tool_call["name"]
-        tool = self._offered.get(name) or await anyio.to_thread.run_sync(self._lookup, name)
+        tool = await self._tool(name)
         if tool is None:
             return await handler(request)
-        request = request if request.tool is not None else request.override(tool=tool)
-        if not self.session.needs_approval(name):
+        request = request.override(tool=tool)
+        if not self.lemon.needs_approval(name):
             return await handler(request)
 
         async def run(approved: ToolCallRequest) -> ToolMessage | Command[Any]:
-            call = approved.tool_call
-            with self.session.granted(call["name"], call["args"]):
+            token = _APPROVED.set(True)
+            try:
                 return await handler(approved)
+            finally:
+                _APPROVED.reset(token)
 
         return await self._reviewer(name).awrap_tool_call(request, run)
 
-    def _lookup(self, name: str) -> BaseTool | None:
-        """A tool this middleware offers, found again without a model call first (a run
-        resumed in a new process goes straight to its pending tool call)."""
-        found = self.session.find_tool(name)
-        if found is None:
-            return None
-        tool = self._convert(found)
-        self._offered[name] = tool
-        return tool
+    async def _tool(self, name: str) -> BaseTool | None:
+        """The LangChain tool for ``name`` if lemon offers it; found again without a model
+        call first when a run resumes in a new process straight into its tool call."""
+        hit = self._converted.get(name)
+        if hit is not None:
+            return hit[1]
+        turn = await self.lemon.turn("", found=[name])
+        found = turn.tool(name) or turn.mcp.get(name)
+        return self._convert(found) if found is not None else None
 
     def _reviewer(self, name: str) -> HumanInTheLoopMiddleware:
         """LangChain's own reviewer for ``name``: its interrupt, decisions and messages."""
@@ -167,32 +151,36 @@ class LemonMiddleware(AgentMiddleware):
             self._reviewers[name] = reviewer
         return reviewer
 
-    # -- conversion --------------------------------------------------------------------
-
     def _convert(self, tool: Tool) -> BaseTool:
-        done = self._converted.get(id(tool))
-        if done is None or done.name != tool.name:
-            done = self._converted[id(tool)] = as_langchain_tool(tool, self.session)
-        return done
+        hit = self._converted.get(tool.name)
+        if hit is None or hit[0] is not tool:
+            hit = self._converted[tool.name] = (tool, as_langchain_tool(tool, self.lemon))
+        return hit[1]
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         """Stop the MCP servers this middleware started."""
-        self.session.close()
+        await self.lemon.aclose()
 
 
-def as_langchain_tool(tool: Tool, session: Session) -> BaseTool:
-    """``tool`` as a LangChain tool: content for the model, lemon's details as the artifact,
-    failures as error ``ToolMessage``s (``handle_tool_error``), never exceptions."""
-    ctx = ToolContext(cwd=session.cwd)
-
-    def run(**kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        return _content(tool.call(kwargs, ctx))
+def as_langchain_tool(tool: Tool, lemon: Lemon) -> BaseTool:
+    """``tool`` as a LangChain tool run through ``lemon.call``: text (and images) for the
+    model, lemon's details as the artifact, failures as error ``ToolMessage``s."""
 
     async def arun(**kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        return _content(await tool.acall(kwargs, ctx))
+        result = await lemon.call(tool.name, kwargs, approved=_APPROVED.get())
+        parts = results.reply(result)
+        if parts.is_error:
+            raise ToolException(parts.text)
+        if not parts.images:
+            return parts.text, dict(result.details)
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": parts.text}] if parts.text else []
+        blocks += [
+            {"type": "image", "base64": _b64(i.data), "mime_type": i.media_type}
+            for i in parts.images
+        ]
+        return blocks, dict(result.details)
 
     return StructuredTool.from_function(
-        func=run,
         coroutine=arun,
         name=tool.name,
         description=tool.description,
@@ -202,28 +190,20 @@ def as_langchain_tool(tool: Tool, session: Session) -> BaseTool:
     )
 
 
-def _content(result: ToolResult) -> tuple[Any, dict[str, Any]]:
-    if result.is_error:
-        raise ToolException(result.text or "the tool failed")
-    images = [b for b in result.content if b.get("type") == "image" and b.get("data")]
-    if not images:
-        return result.text, dict(result.details)
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": result.text}] if result.text else []
-    blocks += [
-        {"type": "image", "base64": b["data"], "mime_type": b.get("mimeType", "image/png")}
-        for b in images
-    ]
-    return blocks, dict(result.details)
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 def _asked(messages: list[BaseMessage]) -> tuple[str, list[str]]:
-    """The user's latest request and the tools ``tool_search`` found so far."""
-    texts = [m.text for m in messages if isinstance(m, HumanMessage)]
+    """The user's latest request and the tools ``tool_search`` found so far in the run."""
+    asked = ""
     found: list[str] = []
     for m in messages:
-        if isinstance(m, ToolMessage) and m.name == TOOL_SEARCH and isinstance(m.artifact, dict):
+        if isinstance(m, HumanMessage) and m.text.strip():
+            asked = m.text
+        elif isinstance(m, ToolMessage) and m.name == TOOL_SEARCH and isinstance(m.artifact, dict):
             found += [n for n in m.artifact.get("names", ()) if isinstance(n, str)]
-    return latest_request(texts), found
+    return asked, found
 
 
 def _tool_name(tool: BaseTool | dict[str, Any]) -> str | None:
