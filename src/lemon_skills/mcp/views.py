@@ -215,12 +215,14 @@ class SourceCore:
         *,
         timeout: float | None = None,
         on_progress: OnProgressFn | None = None,
+        approved: bool = False,
     ) -> ToolResult:
         """Run a tool or utility on its server.
 
         ``timeout`` (seconds) replaces the entry's ``timeout_ms`` for a tool call; progress
         the server reports goes to ``on_progress(progress, total, message)`` and pushes the
-        deadline back (up to ``max_total_timeout_ms``).
+        deadline back (up to ``max_total_timeout_ms``). ``approved``: the host has already
+        had this call approved in its own human-in-the-loop, so the approver is not asked.
 
         Raises:
             McpToolError: server gone or down, timeout, protocol error, filtered item.
@@ -232,7 +234,7 @@ class SourceCore:
             )
         args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
-            if spec.approve:
+            if spec.approve and not approved:
                 await self._approved(spec, args)
             deadline = self.manager.deadline(h.config, timeout, on_progress=on_progress)
 

@@ -1,0 +1,354 @@
+"""One agent's lemon, per request: the skills block, the tools to offer, and MCP calls.
+
+The contract every framework adapter builds on:
+
+* ``Lemon(cwd, **options)`` is made once per agent. ``async with lemon:`` opens its MCP
+  connections; entries are counted, so concurrent runs may each enter, and the last exit
+  closes them. The connections live in one task of their own, so a run may enter in one task
+  and leave in another. Used without ``async with``, MCP runs on the source's private loop,
+  reached from a worker thread (never blocking the caller's loop); ``aclose()`` stops it.
+* ``await lemon.turn(request, found=names)`` -> ``Turn``: ``instructions``, the skills block
+  for the request within ``budget`` (``lemon_skills.prompt.arender``, which shares the budget
+  with the tool definitions), and ``tools``: ``read_skill`` (and ``skill_manage`` with
+  ``skill_manage=True``), then, as ``tool_mode`` says (``auto``/``all``/``search``, see
+  ``tools/deferred``), every MCP tool or the ones ranked for the request plus ``found`` (tools
+  a search returned earlier in the run) and ``tool_search`` for the rest (``deferred``).
+  ``mcp`` maps every MCP tool's name to its ``Tool``. A turn is cached per request, found
+  names and catalogue generation, so a framework may ask for it at every step.
+* ``lemon.search(query, limit)`` ranks the deferred MCP tools with lemon's ranker
+  (``find_tools``); a framework with its own tool search calls it as its search function.
+* ``lemon.needs_approval(name)`` says, without I/O or waiting, whether lemon's policy wants a
+  person to approve that call (``policy``). The adapter pauses its run its own way and then
+  ``await lemon.call(name, args, approved=True)`` runs the call once. Without ``approved``
+  such a call is refused before it reaches the server; nothing ever waits on the approvals
+  store inside a framework's run.
+* ``lemon.call`` never raises for a tool's failure: bad arguments, unknown names and MCP
+  errors come back as ``ToolResult(is_error=True)``; ``results.reply`` gives the text (spill
+  notices included), the images and the error flag.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lemon_skills.errors import UsageError
+from lemon_skills.integrations import policy
+from lemon_skills.paths import PathArg, resolve_cwd
+from lemon_skills.skills.api import render_prompt
+from lemon_skills.skills.prompt import DEFAULT_BUDGET
+from lemon_skills.tool import Tool, ToolContext, ToolResult
+from lemon_skills.tools.deferred import (
+    DEFAULT_SHARE,
+    DEFAULT_TOP_K,
+    MODES,
+    TOOL_SEARCH,
+    Mode,
+    tool_search_tool,
+    tool_tokens,
+)
+from lemon_skills.tools.prompt import arender
+
+if TYPE_CHECKING:
+    from lemon_skills.mcp.source import McpSource
+    from lemon_skills.tools.registry import ToolRegistry
+
+#: The context window ``auto`` compares all tool definitions with when none is given.
+DEFAULT_CONTEXT_TOKENS = 128_000
+_TURN_CACHE = 64
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Options:
+    """What an adapter's ``**options`` may set (every adapter takes the same ones)."""
+
+    #: Characters the skills block and the tool definitions sent up front share.
+    budget: int = DEFAULT_BUDGET
+    #: ``auto`` defers MCP tools when all definitions exceed ``share`` of ``context_tokens``.
+    tool_mode: Mode = "auto"
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS
+    share: float = DEFAULT_SHARE
+    #: MCP tools ranked for the request and sent up front when deferring.
+    max_tools: int = DEFAULT_TOP_K
+    #: Offer ``skill_manage`` (the agent may write skills) besides ``read_skill``.
+    skill_manage: bool = False
+    #: The skills.json agent profile to apply.
+    agent: str | None = None
+    #: Use the configured MCP servers (``mcp.json``, ``configure()``).
+    mcp: bool = True
+
+    def __post_init__(self) -> None:
+        if self.tool_mode not in MODES:
+            raise UsageError(f"unknown tool_mode {self.tool_mode!r} (use auto, all or search)")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """What one model request gets."""
+
+    request: str
+    instructions: str
+    tools: tuple[Tool, ...]
+    deferred: tuple[str, ...]
+    mcp: Mapping[str, Tool] = field(default_factory=dict)
+    diagnostics: tuple[str, ...] = ()
+
+    def tool(self, name: str) -> Tool | None:
+        """The offered tool called ``name``."""
+        return next((t for t in self.tools if t.name == name), None)
+
+
+class Lemon:
+    """Skills and MCP tools of ``cwd`` for one agent (see the module's contract).
+
+    Args:
+        cwd: the project directory (its ``.lemon`` skills and MCP config apply).
+        source: an ``McpSource`` the host manages (never closed here); default: one of its
+            own, opened by ``async with`` or on first use.
+        options: the fields of ``Options``.
+    """
+
+    def __init__(
+        self, cwd: PathArg = None, *, source: McpSource | None = None, **options: Any
+    ) -> None:
+        self.cwd: Path = resolve_cwd(cwd)
+        self.options = Options(**options)
+        self._given = source
+        self._owned: McpSource | None = None  # opened by ``async with`` in the holder task
+        self._lazy: McpSource | None = None  # opened on first use without ``async with``
+        self._users = 0
+        self._gate = asyncio.Lock()
+        self._stop: asyncio.Event | None = None
+        self._holder: asyncio.Task[None] | None = None
+        self._registries: dict[int, ToolRegistry] = {}
+        self._turns: dict[tuple[object, ...], Turn] = {}
+        self._totals: dict[object, int] = {}
+        self._builtins = {t.name: t for t in _builtins(self.options.skill_manage)}
+        self._search_tool = tool_search_tool(self.rank)
+        self._listing: dict[str, Tool] = {}
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Lemon:
+        async with self._gate:
+            self._users += 1
+            if self._users == 1 and self._given is None and self.options.mcp:
+                try:
+                    await self._open()
+                except BaseException:
+                    self._users -= 1
+                    raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        async with self._gate:
+            self._users -= 1
+            if self._users == 0:
+                await self._close_owned()
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers this object started without ``async with``."""
+        lazy, self._lazy = self._lazy, None
+        if lazy is not None:
+            await asyncio.to_thread(lazy.close)
+
+    async def _open(self) -> None:
+        from lemon_skills.mcp.source import McpSource
+
+        source = McpSource(cwd=self.cwd, approve_call=_refuse)
+        ready, stop = asyncio.Event(), asyncio.Event()
+
+        async def hold() -> None:
+            try:
+                async with source:
+                    ready.set()
+                    await stop.wait()
+            finally:
+                ready.set()
+
+        holder = asyncio.get_running_loop().create_task(hold())
+        await ready.wait()
+        if holder.done():
+            holder.result()  # the source failed to open: raise it here
+        self._owned, self._stop, self._holder = source, stop, holder
+
+    async def _close_owned(self) -> None:
+        holder, stop = self._holder, self._stop
+        self._owned = self._holder = self._stop = None
+        if holder is not None and stop is not None:
+            stop.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                await holder
+
+    # -- per request ----------------------------------------------------------------------
+
+    @property
+    def source(self) -> McpSource | None:
+        """Where MCP tools come from now (None with ``mcp=False``)."""
+        if self._given is not None:
+            return self._given
+        if self._owned is not None:
+            return self._owned
+        if not self.options.mcp:
+            return None
+        if self._lazy is None:
+            from lemon_skills.mcp.source import McpSource
+
+            self._lazy = McpSource(cwd=self.cwd, approve_call=_refuse)
+        return self._lazy
+
+    async def turn(self, request: str, *, found: Iterable[str] = ()) -> Turn:
+        """The instructions and tools for ``request`` (see the module's contract)."""
+        source = self.source
+        listing = await self._mcp(source)
+        view = source.catalogue(self.cwd) if source is not None else None
+        generation = view.generation if view is not None else 0
+        wanted = tuple(sorted({n for n in found if n in listing}))
+        key = (request, wanted, id(source), generation)
+        hit = self._turns.get(key)
+        if hit is not None:
+            return hit
+        turn = await self._build(request, wanted, source, listing, generation)
+        if len(self._turns) >= _TURN_CACHE:
+            self._turns.clear()
+        self._turns[key] = turn
+        return turn
+
+    def rank(self, query: str, limit: int) -> list[Tool]:
+        """The MCP tools that fit ``query``, best first (lemon's ranker; no I/O)."""
+        source = self.source
+        if source is None or not query.strip():
+            return []
+        from lemon_skills.mcp.toolsearch import find_tools
+
+        names = [
+            m.spec.name for m in find_tools(query, cwd=self.cwd, max_results=limit, source=source)
+        ]
+        return [self._listing[n] for n in names if n in self._listing]
+
+    async def search(self, query: str, limit: int = DEFAULT_TOP_K) -> list[Tool]:
+        """``rank`` after making sure the servers were listed."""
+        await self._mcp(self.source)
+        return self.rank(query, limit)
+
+    def needs_approval(self, name: str) -> bool:
+        """Whether lemon's policy wants a person to approve a call to ``name`` (no waiting)."""
+        tool = self._listing.get(name)
+        source = self.source
+        return tool is not None and source is not None and policy.needs_approval(source, tool)
+
+    async def call(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        approved: bool = False,
+        ctx: ToolContext | None = None,
+    ) -> ToolResult:
+        """Run the tool called ``name`` once (see the module's contract); never raises for
+        the tool's own failures."""
+        ctx = ctx or ToolContext(cwd=self.cwd)
+        local = self._builtins.get(name) or (self._search_tool if name == TOOL_SEARCH else None)
+        if local is not None:
+            return await local.acall(args, ctx)
+        source = self.source
+        if source is None:
+            return ToolResult.error(f"unknown tool {name!r}")
+        listing = await self._mcp(source)
+        tool = listing.get(name)
+        if tool is None:
+            return ToolResult.error(f"unknown tool {name!r}; call {TOOL_SEARCH} to find tools")
+        return await policy.run(source, tool, args, approved=approved, ctx=ctx, cwd=self.cwd)
+
+    # -- internals -------------------------------------------------------------------------
+
+    async def _mcp(self, source: McpSource | None) -> dict[str, Tool]:
+        if source is None:
+            return {}
+        tools = await source.adiscover_tools(self.cwd)
+        if len(tools) != len(self._listing) or any(t.name not in self._listing for t in tools):
+            self._listing = {t.name: t for t in tools}
+        return self._listing
+
+    async def _build(
+        self,
+        request: str,
+        found: tuple[str, ...],
+        source: McpSource | None,
+        listing: Mapping[str, Tool],
+        generation: int,
+    ) -> Turn:
+        o = self.options
+        registry = self._registry(source)
+        prompt_options: dict[str, Any] = {"cwd": self.cwd, "agent": o.agent}
+        if self._mode(listing, generation) == "all":
+            chosen = await registry.aselect_tools(self.cwd, mode="all")
+            block = render_prompt(request, budget=o.budget, **prompt_options)
+            tools: tuple[Tool, ...] = chosen.tools
+        else:
+            block = await arender(
+                request,
+                tools=True,
+                registry=registry,
+                max_tools=o.max_tools,
+                budget=o.budget,
+                **prompt_options,
+            )
+            sent = {t.name for t in block.tools}
+            extra = tuple(listing[n] for n in found if n not in sent)
+            tools = tuple(self._search_tool if t.name == TOOL_SEARCH else t for t in block.tools)
+            tools += extra
+        offered = {t.name for t in tools}
+        return Turn(
+            request=request,
+            instructions=block.text,
+            tools=tools,
+            deferred=tuple(n for n in listing if n not in offered),
+            mcp=dict(listing),
+            diagnostics=tuple(block.diagnostics),
+        )
+
+    def _mode(self, listing: Mapping[str, Tool], generation: int) -> str:
+        o = self.options
+        if o.tool_mode != "auto" or not listing:
+            return "all" if not listing else o.tool_mode
+        total = self._totals.get(generation)
+        if total is None:
+            self._totals = {generation: tool_tokens([*self._builtins.values(), *listing.values()])}
+            total = self._totals[generation]
+        return "search" if total > o.share * o.context_tokens else "all"
+
+    def _registry(self, source: McpSource | None) -> ToolRegistry:
+        from lemon_skills.tools.registry import ToolRegistry
+
+        key = id(source)
+        registry = self._registries.get(key)
+        if registry is None:
+            self._registries = {
+                key: ToolRegistry(
+                    builtins=list(self._builtins.values()),
+                    mcp_source=source if source is not None else False,
+                )
+            }
+            registry = self._registries[key]
+        return registry
+
+
+def _builtins(manage: bool) -> list[Tool]:
+    from lemon_skills.tools.read import read_skill
+
+    if not manage:
+        return [read_skill]
+    from lemon_skills.tools.manage import skill_manage
+
+    return [read_skill, skill_manage]
+
+
+def _refuse(request: dict[str, Any]) -> bool:
+    """The source's approver: a call that needs approval and reaches it was not approved in
+    the framework's run (approved ones bypass it), so it is refused, never queued."""
+    return False
