@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytest.importorskip("anthropic.lib.tools", reason="the Anthropic SDK is not installed (extra: anthropic)")
+pytest.importorskip(
+    "anthropic.lib.tools", reason="the Anthropic SDK is not installed (extra: anthropic)"
+)
 
 import httpx2
 from anthropic import AsyncAnthropic
 
 from lemon_skills.integrations.anthropic import Toolkit, toolkit
-from tests.integrations import agent_setup as w
+from tests.integrations.conftest import DESTRUCTIVE, FOUND, REQUEST
 
 pytestmark = pytest.mark.anyio
 
@@ -67,9 +70,23 @@ def text(said: str) -> list[dict[str, Any]]:
     return [{"type": "text", "text": said}]
 
 
+SKILL = "invoice-chaser"
+SKILL_TEXT = "Send a reminder"
+#: A request the found tool is not ranked for, so it can only come from tool_search.
+UNRELATED = "check the weather dashboards"
+SEARCH = "send an invoice by email to a customer"
+FOUND_ARGS = {"customer": "ACME", "amount": 120}
+FOUND_TEXT = "invoice of 120 EUR sent to ACME"
+
+
 @pytest.fixture
-def world(tmp_path, agent_dir, global_skills) -> w.World:
-    return w.build_world(tmp_path, agent_dir, global_skills)
+def world(big_server, invoice_skill) -> Path:
+    """The 362-tool server and the skill; the marker file its destructive tool writes."""
+    return big_server
+
+
+def drops(marker: Path) -> list[str]:
+    return marker.read_text().splitlines() if marker.exists() else []
 
 
 @pytest.fixture
@@ -88,28 +105,28 @@ async def run(api: ScriptedApi, kit: Toolkit, request: str) -> list[Any]:
 
 
 async def test_system_names_the_skill_and_read_skill_returns_it(world, kit):
-    api = ScriptedApi(use("read_skill", {"key": w.SKILL}), text("done"))
-    await run(api, kit, w.REQUEST)
+    api = ScriptedApi(use("read_skill", {"key": SKILL}), text("done"))
+    await run(api, kit, REQUEST)
     first = api.requests[0]
-    assert w.SKILL in json.dumps(first["system"])
+    assert SKILL in json.dumps(first["system"])
     assert "read_skill" in {t["name"] for t in first["tools"]}
     (result,) = api.tool_results(1)
-    assert w.SKILL_TEXT in json.dumps(result["content"]) and not result.get("is_error")
+    assert SKILL_TEXT in json.dumps(result["content"]) and not result.get("is_error")
 
 
 async def test_big_server_deferred_and_the_found_tool_runs_next_turn(world, kit):
     api = ScriptedApi(
-        use("tool_search", {"query": w.SEARCH}), use(w.FOUND, w.FOUND_ARGS, 2), text("branched")
+        use("tool_search", {"query": SEARCH}), use(FOUND, FOUND_ARGS, 2), text("sent")
     )
-    await run(api, kit, w.REQUEST)
+    await run(api, kit, UNRELATED)
     tools = {t["name"]: t for t in api.requests[0]["tools"]}
     up_front = [n for n, t in tools.items() if not t.get("defer_loading")]
     assert len(up_front) <= 30 and "tool_search" in up_front
-    assert tools[w.FOUND]["defer_loading"] is True
+    assert tools[FOUND]["defer_loading"] is True
     (found,) = api.tool_results(1)
-    assert {"type": "tool_reference", "tool_name": w.FOUND} in found["content"]
+    assert {"type": "tool_reference", "tool_name": FOUND} in found["content"]
     (ran,) = api.tool_results(2)
-    assert ran["content"] == "ok" and not ran.get("is_error")
+    assert ran["content"] == FOUND_TEXT and not ran.get("is_error")
 
 
 async def decide_in_loop(api: ScriptedApi, kit: Toolkit, approve: bool) -> list[str]:
@@ -127,25 +144,25 @@ async def decide_in_loop(api: ScriptedApi, kit: Toolkit, approve: bool) -> list[
 
 
 async def test_destructive_call_is_held_and_never_runs_when_rejected(world, kit):
-    api = ScriptedApi(use(w.DESTRUCTIVE, {"table": "users"}), text("ok, kept"))
-    assert await decide_in_loop(api, kit, approve=False) == [w.DESTRUCTIVE]
-    assert world.drops() == []
+    api = ScriptedApi(use(DESTRUCTIVE, {"table": "users"}), text("ok, kept"))
+    assert await decide_in_loop(api, kit, approve=False) == [DESTRUCTIVE]
+    assert drops(world) == []
     (told,) = api.tool_results(1)
     assert told["is_error"] is True and "keep the users" in json.dumps(told["content"])
 
 
 async def test_destructive_call_runs_once_when_approved(world, kit):
-    api = ScriptedApi(use(w.DESTRUCTIVE, {"table": "users"}), text("dropped"))
-    assert await decide_in_loop(api, kit, approve=True) == [w.DESTRUCTIVE]
-    assert world.drops() == ["dropped users"]
+    api = ScriptedApi(use(DESTRUCTIVE, {"table": "users"}), text("dropped"))
+    assert await decide_in_loop(api, kit, approve=True) == [DESTRUCTIVE]
+    assert drops(world) == ["erased users"]
     (ran,) = api.tool_results(1)
-    assert ran["content"] == "dropped users"
+    assert ran["content"] == "erased users"
 
 
 async def test_undecided_call_is_not_run_and_the_model_is_told(world, kit):
-    api = ScriptedApi(use(w.DESTRUCTIVE, {"table": "users"}), text("I need approval"))
+    api = ScriptedApi(use(DESTRUCTIVE, {"table": "users"}), text("I need approval"))
     await run(api, kit, "drop the users table")
-    assert world.drops() == []
+    assert drops(world) == []
     (told,) = api.tool_results(1)
     assert told["is_error"] is True and "needs approval" in json.dumps(told["content"])
 
@@ -157,7 +174,7 @@ async def test_approve_callback_decides_inside_the_run(world, project):
         asked.append(call.name)
         return True
 
-    api = ScriptedApi(use(w.DESTRUCTIVE, {"table": "orders"}), text("dropped"))
+    api = ScriptedApi(use(DESTRUCTIVE, {"table": "orders"}), text("dropped"))
     async with toolkit(cwd=project, approve=approve) as kit:
         await run(api, kit, "drop the orders table")
-    assert asked == [w.DESTRUCTIVE] and world.drops() == ["dropped orders"]
+    assert asked == [DESTRUCTIVE] and drops(world) == ["erased orders"]

@@ -5,6 +5,7 @@ turns, and approvals through LangChain's human-in-the-loop interrupt."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,7 +23,7 @@ from langgraph.types import Command
 from pydantic import Field
 
 from lemon_skills.integrations.langchain import LemonMiddleware, middleware
-from tests.integrations import agent_setup as w
+from tests.integrations.conftest import DESTRUCTIVE, FOUND, REQUEST
 
 Step = Callable[[list[BaseMessage]], AIMessage]
 
@@ -67,9 +68,23 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+SKILL = "invoice-chaser"
+SKILL_TEXT = "Send a reminder"
+#: A request the found tool is not ranked for, so it can only come from tool_search.
+UNRELATED = "check the weather dashboards"
+SEARCH = "send an invoice by email to a customer"
+FOUND_ARGS = {"customer": "ACME", "amount": 120}
+FOUND_TEXT = "invoice of 120 EUR sent to ACME"
+
+
 @pytest.fixture
-def world(tmp_path, agent_dir, global_skills) -> w.World:
-    return w.build_world(tmp_path, agent_dir, global_skills)
+def world(big_server, invoice_skill) -> Path:
+    """The 362-tool server and the skill; the marker file its destructive tool writes."""
+    return big_server
+
+
+def drops(marker: Path) -> list[str]:
+    return marker.read_text().splitlines() if marker.exists() else []
 
 
 @pytest.fixture
@@ -85,35 +100,38 @@ def user(text: str) -> dict[str, Any]:
 
 @pytest.mark.anyio
 async def test_skill_named_in_the_system_prompt_and_read_skill_returns_it(world, lemon):
-    model = ScriptedChat(steps=[call("read_skill", {"key": w.SKILL}), say("done")])
+    model = ScriptedChat(steps=[call("read_skill", {"key": SKILL}), say("done")])
     agent = create_agent(model, middleware=[lemon])
-    out = await agent.ainvoke(user(w.REQUEST))
+    out = await agent.ainvoke(user(REQUEST))
     first = model.calls[0]
-    assert w.SKILL in first["system"]
+    assert SKILL in first["system"]
     assert "read_skill" in first["tools"]
     result = last_tool_message(out["messages"])
-    assert result.name == "read_skill" and w.SKILL_TEXT in result.text
+    assert result.name == "read_skill" and SKILL_TEXT in result.text
     assert out["messages"][-1].text == "done"
 
 
 @pytest.mark.anyio
 async def test_big_server_is_searched_not_sent_and_the_found_tool_runs_next_turn(world, lemon):
     model = ScriptedChat(
-        steps=[call("tool_search", {"query": w.SEARCH}), call(w.FOUND, w.FOUND_ARGS, 2),
-               say("branched")]  # fmt: skip
+        steps=[
+            call("tool_search", {"query": SEARCH}),
+            call(FOUND, FOUND_ARGS, 2),
+            say("sent"),
+        ]  # fmt: skip
     )
     agent = create_agent(model, middleware=[lemon])
-    out = await agent.ainvoke(user(w.REQUEST))
+    out = await agent.ainvoke(user(UNRELATED))
     up_front = model.calls[0]["tools"]
     assert len(up_front) <= 30 and "tool_search" in up_front
-    assert w.FOUND not in up_front
-    assert w.FOUND in model.calls[1]["tools"]
+    assert FOUND not in up_front
+    assert FOUND in model.calls[1]["tools"]
     ran = last_tool_message(out["messages"])
-    assert ran.name == w.FOUND and ran.text == "ok" and ran.status == "success"
+    assert ran.name == FOUND and ran.text == FOUND_TEXT and ran.status == "success"
 
 
 def approval_agent(lemon: LemonMiddleware) -> tuple[Any, ScriptedChat]:
-    model = ScriptedChat(steps=[call(w.DESTRUCTIVE, {"table": "users"}), say("finished")])
+    model = ScriptedChat(steps=[call(DESTRUCTIVE, {"table": "users"}), say("finished")])
     return create_agent(model, middleware=[lemon], checkpointer=InMemorySaver()), model
 
 
@@ -123,11 +141,11 @@ async def test_destructive_call_pauses_and_never_runs_when_rejected(world, lemon
     cfg = {"configurable": {"thread_id": "reject"}}
     paused = await agent.ainvoke(user("drop the users table"), cfg, version="v2")
     (pending,) = paused.interrupts
-    assert pending.value["type"] == "tool_approval" and pending.value["name"] == w.DESTRUCTIVE
-    assert world.drops() == []
+    assert pending.value["type"] == "tool_approval" and pending.value["name"] == DESTRUCTIVE
+    assert drops(world) == []
     answer = {pending.id: {"type": "reject", "message": "keep the users"}}
     out = await agent.ainvoke(Command(resume=answer), cfg, version="v2")
-    assert world.drops() == []
+    assert drops(world) == []
     told = last_tool_message(out.value["messages"])
     assert told.status == "error" and "keep the users" in told.text
     assert any(isinstance(m, ToolMessage) for m in model.calls[-1]["messages"])
@@ -140,5 +158,5 @@ async def test_destructive_call_runs_once_when_approved(world, lemon):
     paused = await agent.ainvoke(user("drop the users table"), cfg, version="v2")
     (pending,) = paused.interrupts
     out = await agent.ainvoke(Command(resume={pending.id: {"type": "approve"}}), cfg, version="v2")
-    assert world.drops() == ["dropped users"]
-    assert last_tool_message(out.value["messages"]).text == "dropped users"
+    assert drops(world) == ["erased users"]
+    assert last_tool_message(out.value["messages"]).text == "erased users"

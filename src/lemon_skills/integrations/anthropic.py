@@ -39,7 +39,7 @@ import base64
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool, ToolError
 from anthropic.types.beta import BetaMessage, BetaToolUseBlock
@@ -177,7 +177,9 @@ class LemonTool(BetaAsyncBuiltinFunctionTool):
 
     def to_dict(self) -> BetaToolParam:
         spec: Any = self._tool.to_anthropic()
-        return {**spec, "defer_loading": True} if self._deferred else spec
+        if self._deferred:
+            spec = {**spec, "defer_loading": True}
+        return cast("BetaToolParam", spec)
 
     async def call(self, input: object) -> Any:
         return await self._turn.run(self._tool, input)
@@ -195,8 +197,10 @@ def _reply(result: ToolResult) -> Any:
     for image in parts.images:
         data = base64.b64encode(image.data).decode("ascii")
         blocks.append(
-            {"type": "image", "source": {"type": "base64", "media_type": image.media_type,
-                                         "data": data}}  # fmt: skip
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": image.media_type, "data": data},
+            }  # fmt: skip
         )
     return blocks
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import base64
 import contextvars
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal
 
 from langchain.agents.middleware import (
@@ -194,7 +194,7 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _asked(messages: list[BaseMessage]) -> tuple[str, list[str]]:
+def _asked(messages: Sequence[BaseMessage]) -> tuple[str, list[str]]:
     """The user's latest request and the tools ``tool_search`` found so far in the run."""
     asked = ""
     found: list[str] = []
