@@ -160,3 +160,16 @@ async def test_destructive_call_runs_once_when_approved(world, lemon):
     out = await agent.ainvoke(Command(resume={pending.id: {"type": "approve"}}), cfg, version="v2")
     assert drops(world) == ["erased users"]
     assert last_tool_message(out.value["messages"]).text == "erased users"
+
+
+@pytest.mark.anyio
+async def test_an_edited_call_runs_with_the_reviewers_arguments(world, project):
+    async with middleware(cwd=project) as lemon:
+        agent, _model = approval_agent(lemon)
+        cfg = {"configurable": {"thread_id": "edit"}}
+        paused = await agent.ainvoke(user("drop the users table"), cfg, version="v2")
+        (pending,) = paused.interrupts
+        edit = {"type": "edit", "edited_action": {"name": DESTRUCTIVE, "args": {"table": "logs"}}}
+        out = await agent.ainvoke(Command(resume={pending.id: edit}), cfg, version="v2")
+    assert drops(world) == ["erased logs"]
+    assert "erased logs" in last_tool_message(out.value["messages"]).text

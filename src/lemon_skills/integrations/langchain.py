@@ -157,8 +157,17 @@ class LemonMiddleware(AgentMiddleware):
             hit = self._converted[tool.name] = (tool, as_langchain_tool(tool, self.lemon))
         return hit[1]
 
+    async def __aenter__(self) -> LemonMiddleware:
+        """Keep the MCP connections open in this event loop while the agent runs (else they
+        open on first use on a private loop and ``aclose()`` stops them)."""
+        await self.lemon.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.lemon.__aexit__(*exc)
+
     async def aclose(self) -> None:
-        """Stop the MCP servers this middleware started."""
+        """Stop the MCP servers this middleware started without ``async with``."""
         await self.lemon.aclose()
 
 
