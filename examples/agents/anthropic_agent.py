@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import httpx2
 from anthropic import AsyncAnthropic
+from offline_world import world
 
 from lemon_skills.integrations import anthropic as lemon
 
@@ -50,23 +47,6 @@ class ScriptedApi:
             "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
         }  # fmt: skip
         return httpx2.Response(200, json=message)
-
-
-def world() -> Path:
-    """A project with a skill, and the fixture server in a throwaway global mcp.json."""
-    root = Path(tempfile.mkdtemp())
-    os.environ["LEMON_AGENT_DIR"] = str(root / "agent")
-    skill = root / "project" / ".lemon" / "skill" / "release-notes"
-    skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text(
-        "---\nname: release-notes\ndescription: Write release notes from merged changes.\n---\n\n"
-        "## Steps\n\nGroup changes by feature, fix and breaking change.\n"
-    )
-    server = {"command": sys.executable, "args": ["-m", "lemon_skills.selftest.fixtures.server"]}
-    config = {"mcpServers": {"fx": server | {"approve": "destructive"}}}
-    (root / "agent").mkdir()
-    (root / "agent" / "mcp.json").write_text(json.dumps(config))
-    return root / "project"
 
 
 async def main() -> None:

@@ -12,11 +12,6 @@ for a person, here approved by the script.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from langchain.agents import create_agent
@@ -26,6 +21,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from offline_world import world
 
 from lemon_skills.integrations.langchain import middleware
 
@@ -51,23 +47,6 @@ class ScriptedModel(BaseChatModel):
         reply = self.replies[self.step]
         self.step += 1
         return ChatResult(generations=[ChatGeneration(message=reply)])
-
-
-def world() -> Path:
-    """A project with a skill, and the fixture server in a throwaway global mcp.json."""
-    root = Path(tempfile.mkdtemp())
-    os.environ["LEMON_AGENT_DIR"] = str(root / "agent")
-    skill = root / "project" / ".lemon" / "skill" / "release-notes"
-    skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text(
-        "---\nname: release-notes\ndescription: Write release notes from merged changes.\n---\n\n"
-        "## Steps\n\nGroup changes by feature, fix and breaking change.\n"
-    )
-    server = {"command": sys.executable, "args": ["-m", "lemon_skills.selftest.fixtures.server"]}
-    config = {"mcpServers": {"fx": server | {"approve": "destructive"}}}
-    (root / "agent").mkdir()
-    (root / "agent" / "mcp.json").write_text(json.dumps(config))
-    return root / "project"
 
 
 def call(name: str, args: dict[str, Any], n: int) -> AIMessage:

@@ -20,6 +20,15 @@ from anthropic import AsyncAnthropic
 
 from lemon_skills.integrations.anthropic import Toolkit, toolkit
 from tests.integrations.conftest import DESTRUCTIVE, FOUND, REQUEST
+from tests.integrations.scenario import (
+    FOUND_ARGS,
+    FOUND_TEXT,
+    SEARCH,
+    SKILL,
+    SKILL_TEXT,
+    UNRELATED,
+    drops,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -70,23 +79,10 @@ def text(said: str) -> list[dict[str, Any]]:
     return [{"type": "text", "text": said}]
 
 
-SKILL = "invoice-chaser"
-SKILL_TEXT = "Send a reminder"
-#: A request the found tool is not ranked for, so it can only come from tool_search.
-UNRELATED = "check the weather dashboards"
-SEARCH = "send an invoice by email to a customer"
-FOUND_ARGS = {"customer": "ACME", "amount": 120}
-FOUND_TEXT = "invoice of 120 EUR sent to ACME"
-
-
 @pytest.fixture
 def world(big_server, invoice_skill) -> Path:
     """The 362-tool server and the skill; the marker file its destructive tool writes."""
     return big_server
-
-
-def drops(marker: Path) -> list[str]:
-    return marker.read_text().splitlines() if marker.exists() else []
 
 
 @pytest.fixture
