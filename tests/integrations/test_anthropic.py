@@ -174,3 +174,30 @@ async def test_approve_callback_decides_inside_the_run(world, project):
     async with toolkit(cwd=project, approve=approve) as kit:
         await run(api, kit, "drop the orders table")
     assert asked == [DESTRUCTIVE] and drops(world) == ["erased orders"]
+
+
+async def test_an_edited_call_runs_with_the_apps_arguments(world, kit):
+    api = ScriptedApi(use(DESTRUCTIVE, {"table": "users"}), text("done"))
+    turn = await kit.turn("drop the users table")
+    runner = api.client().beta.messages.tool_runner(
+        model="claude-test", max_tokens=512, system=turn.system, tools=turn.tools,
+        messages=[{"role": "user", "content": "drop the users table"}],
+    )  # fmt: skip
+    async for message in runner:
+        for held in turn.held(message):
+            turn.approve(held, arguments={"table": "logs"})
+    assert drops(world) == ["erased logs"]
+    (ran,) = api.tool_results(1)
+    assert "A person changed this call" in ran["content"] and "erased logs" in ran["content"]
+
+
+async def test_images_come_back_as_image_blocks_and_failures_as_tool_errors(world, kit):
+    api = ScriptedApi(
+        use("mcp_big_render_chart", {}), use(FOUND, {"customer": "ACME"}, 2), text("ok")
+    )
+    await run(api, kit, "chart the invoices")
+    (chart,) = api.tool_results(1)
+    assert [b["type"] for b in chart["content"]] == ["text", "image"]
+    assert chart["content"][1]["source"]["media_type"] == "image/png"
+    (bad,) = api.tool_results(2)
+    assert bad["is_error"] is True and "amount" in json.dumps(bad["content"])

@@ -169,3 +169,15 @@ async def test_an_edited_call_runs_with_the_reviewers_arguments(world, project):
         out = await agent.ainvoke(Command(resume={pending.id: edit}), cfg, version="v2")
     assert drops(world) == ["erased logs"]
     assert "erased logs" in last_tool_message(out.value["messages"]).text
+
+
+@pytest.mark.anyio
+async def test_images_come_back_as_image_blocks_and_failures_as_error_messages(world, lemon):
+    model = ScriptedChat(
+        steps=[call("mcp_big_render_chart", {}), call(FOUND, {"customer": "ACME"}, 2), say("ok")]
+    )
+    out = await create_agent(model, middleware=[lemon]).ainvoke(user("chart the invoices"))
+    chart, bad = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    kinds = [b["type"] for b in chart.content if isinstance(b, dict)]
+    assert kinds == ["text", "image"] and chart.status == "success"
+    assert bad.status == "error" and "amount" in bad.text

@@ -137,7 +137,18 @@ class RunnerTurn:
         run, detail = await self._decision(tool.name, args)
         if not run:
             raise ToolError(_text(policy.rejected(tool.name, detail)))
-        return _reply(await lemon.call(tool.name, detail or args, approved=True))
+        if detail is None or detail == args:
+            return _reply(await lemon.call(tool.name, args, approved=True))
+        done = _reply(await lemon.call(tool.name, detail, approved=True))
+        note = (
+            "A person changed this call before it ran; it ran as "
+            f"{tool.name}({json.dumps(detail, default=str)}). Do not repeat your original call."
+        )
+        return (
+            f"{note}\n\n{done}"
+            if isinstance(done, str)
+            else [{"type": "text", "text": note}, *done]
+        )
 
     async def _decision(self, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
         queue = self._decisions.get(_key(name, args))
