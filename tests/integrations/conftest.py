@@ -14,7 +14,7 @@ from tests.integrations.servers import big
 SERVER = Path(big.__file__)
 DESTRUCTIVE = "mcp_big_erase_records"
 FOUND = "mcp_big_send_invoice"
-REQUEST = "chase the unpaid invoices of our customers"
+REQUEST = "chase the overdue payments of our clients"
 
 
 @pytest.fixture
@@ -42,6 +42,6 @@ def invoice_skill(project_skills: Path) -> Path:
     return write_skill(
         project_skills,
         "invoice-chaser",
-        description="Chase unpaid invoices: remind customers politely and record replies.",
+        description="Chase overdue payments: remind clients politely and record replies.",
         body="## Usage\n\nSend a reminder, then a second one after a week.\n",
     )

@@ -1,0 +1,135 @@
+"""The PydanticAI capability through PydanticAI's own agent loop, with its ``FunctionModel``
+standing in for the model and a real 362-tool stdio MCP server."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip(
+    "pydantic_ai", reason="PydanticAI is not installed (pip install -e '.[pydantic-ai]')"
+)
+
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolDenied
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from lemon_skills.integrations.pydantic_ai import capability
+from tests.integrations.conftest import DESTRUCTIVE, FOUND, REQUEST
+
+
+def returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
+    last = messages[-1]
+    return (
+        [p for p in last.parts if isinstance(p, ToolReturnPart)]
+        if isinstance(last, ModelRequest)
+        else []
+    )
+
+
+def test_skills_search_and_a_found_tool_through_the_agent_loop(project, big_server, invoice_skill):
+    seen: list[dict[str, Any]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        names = [t.name for t in info.function_tools]
+        seen.append(
+            {"names": names, "instructions": info.instructions or "", "returns": returns(messages)}
+        )
+        step = len(seen)
+        if step == 1:
+            return ModelResponse(parts=[ToolCallPart("read_skill", {"key": "invoice-chaser"})])
+        if step == 2:
+            query = {"queries": ["send an invoice by email to a customer"]}
+            return ModelResponse(parts=[ToolCallPart("search_tools", query)])
+        if step == 3:
+            args = {"customer": "ACME", "amount": 120}
+            return ModelResponse(parts=[ToolCallPart(FOUND, args)])
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = Agent(FunctionModel(model), capabilities=[capability(cwd=project)])
+
+    async def main() -> str:
+        async with agent:
+            return (await agent.run(REQUEST)).output
+
+    assert asyncio.run(main()) == "done"
+    first = seen[0]
+    assert "invoice-chaser" in first["instructions"]
+    assert "read_skill" in first["names"] and "search_tools" in first["names"]
+    assert len(first["names"]) <= 30 and FOUND not in first["names"]
+    assert "Send a reminder" in seen[1]["returns"][0].model_response_str()
+    assert FOUND in seen[2]["names"]  # revealed by the search, callable on the next step
+    assert seen[3]["returns"][0].content == "invoice of 120 EUR sent to ACME"
+
+
+def approval_model(calls: list[str]) -> FunctionModel:
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        back = returns(messages)
+        if back:
+            calls.append(back[0].model_response_str())
+            return ModelResponse(parts=[TextPart("finished")])
+        assert DESTRUCTIVE in [t.name for t in info.function_tools]
+        return ModelResponse(
+            parts=[ToolCallPart(DESTRUCTIVE, {"table": "users"}, tool_call_id="c1")]
+        )
+
+    return FunctionModel(model)
+
+
+@pytest.mark.parametrize("verdict", [False, ToolDenied("not today")])
+def test_a_destructive_call_pauses_and_never_runs_when_rejected(project, big_server: Path, verdict):
+    calls: list[str] = []
+    agent = Agent(
+        approval_model(calls),
+        capabilities=[capability(cwd=project)],
+        output_type=[str, DeferredToolRequests],
+    )
+
+    async def main() -> None:
+        async with agent:
+            paused = await agent.run("erase every record of the users table permanently")
+            assert isinstance(paused.output, DeferredToolRequests)
+            assert [c.tool_name for c in paused.output.approvals] == [DESTRUCTIVE]
+            assert not big_server.exists()
+            done = await agent.run(
+                message_history=paused.all_messages(),
+                deferred_tool_results=DeferredToolResults(approvals={"c1": verdict}),
+            )
+            assert done.output == "finished"
+
+    asyncio.run(main())
+    assert not big_server.exists()
+    assert "denied" in calls[0] or "not today" in calls[0]
+
+
+def test_a_destructive_call_runs_once_when_approved(project, big_server: Path):
+    calls: list[str] = []
+    agent = Agent(
+        approval_model(calls),
+        capabilities=[capability(cwd=project)],
+        output_type=[str, DeferredToolRequests],
+    )
+
+    async def main() -> None:
+        paused = await agent.run("erase every record of the users table permanently")
+        assert isinstance(paused.output, DeferredToolRequests)
+        assert not big_server.exists()
+        done = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={"c1": True}),
+        )
+        assert done.output == "finished"
+
+    asyncio.run(main())
+    assert big_server.read_text() == "erased users\n"
+    assert calls == ["erased users"]
