@@ -49,6 +49,7 @@ from lemon_skills.tools.deferred import TOOL_SEARCH
 __all__ = ["LemonMiddleware", "middleware"]
 
 Decision = Literal["approve", "edit", "reject", "respond"]
+DEFAULT_DECISIONS: tuple[Decision, ...] = ("approve", "edit", "reject")
 AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
 
 #: Set while the tool call a reviewer approved runs (LangChain runs the tool in this context).
@@ -58,7 +59,7 @@ _APPROVED: contextvars.ContextVar[bool] = contextvars.ContextVar("lemon_lc_appro
 def middleware(
     cwd: PathArg = None,
     *,
-    allowed_decisions: Iterable[Decision] = ("approve", "edit", "reject"),
+    allowed_decisions: Iterable[Decision] = DEFAULT_DECISIONS,
     **options: Any,
 ) -> LemonMiddleware:
     """The middleware for ``create_agent(model, middleware=[...])``.
@@ -74,7 +75,7 @@ class LemonMiddleware(AgentMiddleware):
     """Skills block, lemon's tools and lemon's approval policy for each model and tool call."""
 
     def __init__(
-        self, lemon: Lemon, *, allowed_decisions: Iterable[Decision] = ("approve", "reject")
+        self, lemon: Lemon, *, allowed_decisions: Iterable[Decision] = DEFAULT_DECISIONS
     ) -> None:
         super().__init__()
         self.lemon = lemon
