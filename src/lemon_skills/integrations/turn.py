@@ -13,8 +13,10 @@ The contract every framework adapter builds on:
   ``skill_manage=True``), then, as ``tool_mode`` says (``auto``/``all``/``search``, see
   ``tools/deferred``), every MCP tool or the ones ranked for the request plus ``found`` (tools
   a search returned earlier in the run) and ``tool_search`` for the rest (``deferred``).
-  ``mcp`` maps every MCP tool's name to its ``Tool``. A turn is cached per request, found
-  names and catalogue generation, so a framework may ask for it at every step.
+  ``mcp`` maps every MCP tool's name to its ``Tool``; ``names`` are the offered names. A turn
+  is cached per request, found names and catalogue generation, so a framework may ask for it at
+  every step. ``lemon.remember(request, names)`` records tools a search found for a request
+  (for frameworks that keep no such record themselves); later turns of it offer them too.
 * ``lemon.search(query, limit)`` ranks the deferred MCP tools with lemon's ranker
   (``find_tools``); a framework with its own tool search calls it as its search function.
 * ``lemon.needs_approval(name)`` says, without I/O or waiting, whether lemon's policy wants a
@@ -31,10 +33,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from lemon_skills.errors import UsageError
 from lemon_skills.integrations import policy
@@ -57,6 +60,10 @@ if TYPE_CHECKING:
     from lemon_skills.mcp.source import McpSource
     from lemon_skills.tools.registry import ToolRegistry
 
+#: How long a listing of the servers is reused before the source is asked again (it keeps its
+#: own cache; this spares the per-step hop to where the sessions live).
+RELIST_S = 1.0
+T = TypeVar("T")
 #: The context window ``auto`` compares all tool definitions with when none is given.
 DEFAULT_CONTEXT_TOKENS = 128_000
 _TURN_CACHE = 64
@@ -96,6 +103,7 @@ class Turn:
     deferred: tuple[str, ...]
     mcp: Mapping[str, Tool] = field(default_factory=dict)
     diagnostics: tuple[str, ...] = ()
+    names: frozenset[str] = frozenset()
 
     def tool(self, name: str) -> Tool | None:
         """The offered tool called ``name``."""
@@ -130,6 +138,9 @@ class Lemon:
         self._builtins = {t.name: t for t in _builtins(self.options.skill_manage)}
         self._search_tool = tool_search_tool(self.rank)
         self._listing: dict[str, Tool] = {}
+        self._found: dict[str, tuple[str, ...]] = {}
+        self._listed: tuple[object, float] = (None, 0.0)
+        self._pending: dict[tuple[object, ...], asyncio.Future[Any]] = {}
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -207,16 +218,32 @@ class Lemon:
         listing = await self._mcp(source)
         view = source.catalogue(self.cwd) if source is not None else None
         generation = view.generation if view is not None else 0
-        wanted = tuple(sorted({n for n in found if n in listing}))
+        wanted = tuple(sorted({n for n in (*found, *self._found.get(request, ())) if n in listing}))
         key = (request, wanted, id(source), generation)
         hit = self._turns.get(key)
         if hit is not None:
             return hit
-        turn = await self._build(request, wanted, source, listing, generation)
+        turn = await self._once(
+            key, lambda: self._build(request, wanted, source, listing, generation)
+        )
         if len(self._turns) >= _TURN_CACHE:
             self._turns.clear()
         self._turns[key] = turn
         return turn
+
+    def local_tools(self) -> list[Tool]:
+        """The tools that are not MCP tools: ``read_skill`` (``skill_manage``), ``tool_search``."""
+        return [*self._builtins.values(), self._search_tool]
+
+    async def mcp_tools(self) -> Mapping[str, Tool]:
+        """Every MCP tool of ``cwd`` by name (listing the servers on first use)."""
+        return dict(await self._mcp(self.source))
+
+    def remember(self, request: str, names: Iterable[str]) -> None:
+        """Offer ``names`` (found by a search) in the later turns of ``request``."""
+        if len(self._found) >= _TURN_CACHE and request not in self._found:
+            self._found.clear()
+        self._found[request] = tuple(dict.fromkeys((*self._found.get(request, ()), *names)))
 
     def rank(self, query: str, limit: int) -> list[Tool]:
         """The MCP tools that fit ``query``, best first (lemon's ranker; no I/O)."""
@@ -269,10 +296,23 @@ class Lemon:
     async def _mcp(self, source: McpSource | None) -> dict[str, Tool]:
         if source is None:
             return {}
-        tools = await source.adiscover_tools(self.cwd)
+        listed = self._listed
+        if listed[0] is source and time.monotonic() - listed[1] < RELIST_S:
+            return self._listing
+        tools = await self._once(("list", id(source)), lambda: source.adiscover_tools(self.cwd))
         if len(tools) != len(self._listing) or any(t.name not in self._listing for t in tools):
             self._listing = {t.name: t for t in tools}
+        self._listed = (source, time.monotonic())
         return self._listing
+
+    async def _once(self, key: tuple[object, ...], make: Callable[[], Awaitable[T]]) -> T:
+        """``await make()``, shared by every caller asking for ``key`` while it runs (a
+        framework asks for the same turn once per tool and step, concurrently)."""
+        task = self._pending.get(key)
+        if task is None or task.get_loop() is not asyncio.get_running_loop():
+            task = self._pending[key] = asyncio.ensure_future(make())
+            task.add_done_callback(lambda t: self._pending.pop(key, None))
+        return cast(T, await asyncio.shield(task))
 
     async def _build(
         self,
@@ -310,6 +350,7 @@ class Lemon:
             deferred=tuple(n for n in listing if n not in offered),
             mcp=dict(listing),
             diagnostics=tuple(block.diagnostics),
+            names=frozenset(offered),
         )
 
     def _mode(self, listing: Mapping[str, Tool], generation: int) -> str:
