@@ -124,7 +124,7 @@ def _function_tool(core: Lemon, tool: Tool, *, mcp: bool = False) -> FunctionToo
         params_json_schema=dict(tool.parameters),
         on_invoke_tool=invoke,
         strict_json_schema=False,
-        is_enabled=enabled if mcp else True,
+        is_enabled=enabled if mcp or name == TOOL_SEARCH else True,
         needs_approval=approval if mcp else False,
     )
 
