@@ -140,6 +140,7 @@ class Lemon:
         self._listing: dict[str, Tool] = {}
         self._found: dict[str, tuple[str, ...]] = {}
         self._listed: tuple[object, float] = (None, 0.0)
+        self._latest: dict[str, tuple[object, tuple[object, float], Turn]] = {}
         self._pending: dict[tuple[object, ...], asyncio.Future[Any]] = {}
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -214,6 +215,18 @@ class Lemon:
 
     async def turn(self, request: str, *, found: Iterable[str] = ()) -> Turn:
         """The instructions and tools for ``request`` (see the module's contract)."""
+        found = tuple(found)
+        asked = (found, self._found.get(request, ()))
+        last = self._latest.get(request)
+        listed = self._listed
+        if (
+            last is not None
+            and last[0] == asked
+            and last[1] is listed
+            and time.monotonic() - listed[1] < RELIST_S
+        ):
+            # The hot path: every tool of a framework may ask at every step.
+            return last[2]
         source = self.source
         listing = await self._mcp(source)
         view = source.catalogue(self.cwd) if source is not None else None
@@ -228,7 +241,9 @@ class Lemon:
         )
         if len(self._turns) >= _TURN_CACHE:
             self._turns.clear()
+            self._latest.clear()
         self._turns[key] = turn
+        self._latest[request] = (asked, self._listed, turn)
         return turn
 
     def local_tools(self) -> list[Tool]:
