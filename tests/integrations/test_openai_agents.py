@@ -114,7 +114,7 @@ def approval_run(project: Path, approve: bool) -> list[str]:
 def test_a_destructive_call_pauses_and_never_runs_when_rejected(project, big_server: Path):
     told = approval_run(project, approve=False)
     assert not big_server.exists()
-    assert told and "erased" not in told[-1]
+    assert told == ["Tool execution was not approved."]  # the SDK's words to the model
 
 
 def test_a_destructive_call_runs_once_when_approved(project, big_server: Path):

@@ -133,3 +133,27 @@ def test_a_destructive_call_runs_once_when_approved(project, big_server: Path):
     asyncio.run(main())
     assert big_server.read_text() == "erased users\n"
     assert calls == ["erased users"]
+
+
+def test_concurrent_runs_share_one_agent_and_see_images(project, big_server):
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        back = returns(messages)
+        if not back:
+            return ModelResponse(parts=[ToolCallPart("mcp_big_render_chart", {"id": "s"})])
+        content = back[0].content
+        kinds = (
+            [type(c).__name__ for c in content]
+            if isinstance(content, list)
+            else [type(content).__name__]
+        )
+        return ModelResponse(parts=[TextPart(",".join(kinds))])
+
+    agent = Agent(FunctionModel(model), capabilities=[capability(cwd=project)])
+
+    async def main() -> list[str]:
+        # No `async with agent`: each run enters and leaves the toolset in a task of its own.
+        runs = [agent.run("render a chart of the series as a png image") for _ in range(3)]
+        return [r.output for r in await asyncio.gather(*runs)]
+
+    for output in asyncio.run(main()):
+        assert "BinaryContent" in output or "BinaryImage" in output
