@@ -3,10 +3,10 @@
 The contract every framework adapter builds on:
 
 * ``Lemon(cwd, **options)`` is made once per agent. ``async with lemon:`` opens its MCP
-  connections; entries are counted, so concurrent runs may each enter, and the last exit
-  closes them. The connections live in one task of their own, so a run may enter in one task
-  and leave in another. Used without ``async with``, MCP runs on the source's private loop,
-  reached from a worker thread (never blocking the caller's loop); ``aclose()`` stops it.
+  connections (``connection``: counted entries, so concurrent runs may each enter, from any
+  task, and the last exit closes them). Used without ``async with``, MCP runs on the source's
+  private loop, reached from a worker thread (never blocking the caller's loop); ``aclose()``
+  stops it.
 * ``await lemon.turn(request, found=names)`` -> ``Turn``: ``instructions``, the skills block
   for the request within ``budget`` (``lemon_skills.prompt.arender``, which shares the budget
   with the tool definitions), and ``tools``: ``read_skill`` (and ``skill_manage`` with
@@ -32,7 +32,6 @@ The contract every framework adapter builds on:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from lemon_skills.errors import UsageError
 from lemon_skills.integrations import policy
+from lemon_skills.integrations.connection import Connection
 from lemon_skills.paths import PathArg, resolve_cwd
 from lemon_skills.skills.api import render_prompt
 from lemon_skills.skills.prompt import DEFAULT_BUDGET
@@ -125,13 +125,7 @@ class Lemon:
     ) -> None:
         self.cwd: Path = resolve_cwd(cwd)
         self.options = Options(**options)
-        self._given = source
-        self._owned: McpSource | None = None  # opened by ``async with`` in the holder task
-        self._lazy: McpSource | None = None  # opened on first use without ``async with``
-        self._users = 0
-        self._gate = asyncio.Lock()
-        self._stop: asyncio.Event | None = None
-        self._holder: asyncio.Task[None] | None = None
+        self._conn = Connection(self.cwd, source=source, enabled=self.options.mcp)
         self._registries: dict[int, ToolRegistry] = {}
         self._turns: dict[tuple[object, ...], Turn] = {}
         self._totals: dict[object, int] = {}
@@ -143,75 +137,21 @@ class Lemon:
         self._latest: dict[str, tuple[object, tuple[object, float], Turn]] = {}
         self._pending: dict[tuple[object, ...], asyncio.Future[Any]] = {}
 
-    # -- lifecycle -----------------------------------------------------------------------
-
     async def __aenter__(self) -> Lemon:
-        async with self._gate:
-            self._users += 1
-            if self._users == 1 and self._given is None and self.options.mcp:
-                try:
-                    await self._open()
-                except BaseException:
-                    self._users -= 1
-                    raise
+        await self._conn.__aenter__()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        async with self._gate:
-            self._users -= 1
-            if self._users == 0:
-                await self._close_owned()
+        await self._conn.__aexit__(*exc)
 
     async def aclose(self) -> None:
-        """Stop the MCP servers this object started without ``async with``."""
-        lazy, self._lazy = self._lazy, None
-        if lazy is not None:
-            await asyncio.to_thread(lazy.close)
-
-    async def _open(self) -> None:
-        from lemon_skills.mcp.source import McpSource
-
-        source = McpSource(cwd=self.cwd, approve_call=_refuse)
-        ready, stop = asyncio.Event(), asyncio.Event()
-
-        async def hold() -> None:
-            try:
-                async with source:
-                    ready.set()
-                    await stop.wait()
-            finally:
-                ready.set()
-
-        holder = asyncio.get_running_loop().create_task(hold())
-        await ready.wait()
-        if holder.done():
-            holder.result()  # the source failed to open: raise it here
-        self._owned, self._stop, self._holder = source, stop, holder
-
-    async def _close_owned(self) -> None:
-        holder, stop = self._holder, self._stop
-        self._owned = self._holder = self._stop = None
-        if holder is not None and stop is not None:
-            stop.set()
-            with contextlib.suppress(asyncio.CancelledError):
-                await holder
-
-    # -- per request ----------------------------------------------------------------------
+        """Stop the MCP servers started without ``async with``."""
+        await self._conn.aclose()
 
     @property
     def source(self) -> McpSource | None:
         """Where MCP tools come from now (None with ``mcp=False``)."""
-        if self._given is not None:
-            return self._given
-        if self._owned is not None:
-            return self._owned
-        if not self.options.mcp:
-            return None
-        if self._lazy is None:
-            from lemon_skills.mcp.source import McpSource
-
-            self._lazy = McpSource(cwd=self.cwd, approve_call=_refuse)
-        return self._lazy
+        return self._conn.source
 
     async def turn(self, request: str, *, found: Iterable[str] = ()) -> Turn:
         """The instructions and tools for ``request`` (see the module's contract)."""
@@ -281,7 +221,9 @@ class Lemon:
         """Whether lemon's policy wants a person to approve a call to ``name`` (no waiting)."""
         tool = self._listing.get(name)
         source = self.source
-        return tool is not None and source is not None and policy.needs_approval(source, tool)
+        if tool is None or source is None:
+            return False
+        return policy.needs_approval(source, tool, self.cwd)
 
     async def call(
         self,
@@ -402,9 +344,3 @@ def _builtins(manage: bool) -> list[Tool]:
     from lemon_skills.tools.manage import skill_manage
 
     return [read_skill, skill_manage]
-
-
-def _refuse(request: dict[str, Any]) -> bool:
-    """The source's approver: a call that needs approval and reaches it was not approved in
-    the framework's run (approved ones bypass it), so it is refused, never queued."""
-    return False
