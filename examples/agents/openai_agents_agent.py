@@ -13,26 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from agents import Agent, RunConfig, Runner
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 
+from _demo import REQUEST, demo_args
+
 from lemon_skills.integrations.openai_agents import aagent_options
 from lemon_skills.integrations.turn import Lemon
-
-REQUEST = "write the release notes for version 2.1"
-SKILL = """---
-name: release-notes
-description: Write release notes from the changelog, grouped by breaking changes, features and fixes.
----
-
-# Release notes
-
-Start with breaking changes, then features, then fixes; one line per change.
-"""
 
 
 def read(call: ModelCall) -> Any:
@@ -57,15 +47,5 @@ async def main(project: Path, mcp: bool) -> None:
         await lemon.aclose()  # stops the MCP servers it started
 
 
-def demo_project() -> Path:
-    root = Path(tempfile.mkdtemp(prefix="lemon-demo-"))
-    (root / ".git").mkdir()
-    skill = root / ".lemon" / "skill" / "release-notes"
-    skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text(SKILL, encoding="utf-8")
-    return root
-
-
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--mcp"]
-    asyncio.run(main(Path(args[0]) if args else demo_project(), "--mcp" in sys.argv))
+    asyncio.run(main(*demo_args(sys.argv[1:])))

@@ -86,8 +86,9 @@ def approval_model(calls: list[str]) -> FunctionModel:
     return FunctionModel(model)
 
 
-@pytest.mark.parametrize("verdict", [False, ToolDenied("not today")])
-def test_a_destructive_call_pauses_and_never_runs_when_rejected(project, big_server: Path, verdict):
+def approval_run(project: Path, marker: Path, verdict: Any, *, keep_open: bool) -> list[str]:
+    """Run until the destructive call pauses, check nothing ran, resume with ``verdict``;
+    returns what the model was told. ``keep_open``: both runs inside ``async with agent``."""
     calls: list[str] = []
     agent = Agent(
         approval_model(calls),
@@ -95,42 +96,37 @@ def test_a_destructive_call_pauses_and_never_runs_when_rejected(project, big_ser
         output_type=[str, DeferredToolRequests],
     )
 
+    async def runs() -> None:
+        paused = await agent.run("erase every record of the users table permanently")
+        assert isinstance(paused.output, DeferredToolRequests)
+        assert [c.tool_name for c in paused.output.approvals] == [DESTRUCTIVE]
+        assert not marker.exists()
+        done = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={"c1": verdict}),
+        )
+        assert done.output == "finished"
+
     async def main() -> None:
-        async with agent:
-            paused = await agent.run("erase every record of the users table permanently")
-            assert isinstance(paused.output, DeferredToolRequests)
-            assert [c.tool_name for c in paused.output.approvals] == [DESTRUCTIVE]
-            assert not big_server.exists()
-            done = await agent.run(
-                message_history=paused.all_messages(),
-                deferred_tool_results=DeferredToolResults(approvals={"c1": verdict}),
-            )
-            assert done.output == "finished"
+        if keep_open:
+            async with agent:
+                await runs()
+        else:
+            await runs()
 
     asyncio.run(main())
+    return calls
+
+
+@pytest.mark.parametrize("verdict", [False, ToolDenied("not today")])
+def test_a_destructive_call_pauses_and_never_runs_when_rejected(project, big_server: Path, verdict):
+    calls = approval_run(project, big_server, verdict, keep_open=True)
     assert not big_server.exists()
     assert "denied" in calls[0] or "not today" in calls[0]
 
 
 def test_a_destructive_call_runs_once_when_approved(project, big_server: Path):
-    calls: list[str] = []
-    agent = Agent(
-        approval_model(calls),
-        capabilities=[capability(cwd=project)],
-        output_type=[str, DeferredToolRequests],
-    )
-
-    async def main() -> None:
-        paused = await agent.run("erase every record of the users table permanently")
-        assert isinstance(paused.output, DeferredToolRequests)
-        assert not big_server.exists()
-        done = await agent.run(
-            message_history=paused.all_messages(),
-            deferred_tool_results=DeferredToolResults(approvals={"c1": True}),
-        )
-        assert done.output == "finished"
-
-    asyncio.run(main())
+    calls = approval_run(project, big_server, True, keep_open=False)
     assert big_server.read_text() == "erased users\n"
     assert calls == ["erased users"]
 
