@@ -95,8 +95,10 @@ def _function_tool(core: Lemon, tool: Tool, *, mcp: bool = False) -> FunctionToo
             args = json.loads(arguments) if arguments else {}
         except json.JSONDecodeError as exc:
             return f"Invalid JSON arguments for {name}: {exc}"
-        # The SDK invokes a tool whose needs_approval said yes only once a person approved it.
-        approved = mcp and core.needs_approval(name)
+        # The person's decision as the SDK recorded it for this very call: a server that
+        # changed its listing since needs_approval was asked cannot turn "not asked" into
+        # "approved" (lemon then refuses the call).
+        approved = mcp and ctx.is_tool_approved(name, ctx.tool_call_id) is True
         context = ToolContext(cwd=core.cwd, tool_call_id=ctx.tool_call_id)
         result = await core.call(name, args, approved=approved, ctx=context)
         if name == TOOL_SEARCH and not result.is_error:
