@@ -4,9 +4,9 @@
     python examples/agents/anthropic_agent.py
 
 Scripted Messages API replies on an ``httpx`` mock transport stand in for the API (drop the
-``http_client`` argument to talk to the real one). The script works in a throwaway agent dir:
-one skill, and lemon's bundled fixture MCP server configured with ``approve: destructive``, so
-its unannotated ``echo`` tool is held until the loop body approves it.
+``http_client`` argument to talk to the real one). It runs on the demo project (one skill) with
+lemon's bundled fixture MCP server in a throwaway agent dir, configured with ``approve:
+destructive``, so its unannotated ``echo`` tool is held until the loop body approves it.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import json
 from typing import Any
 
 import httpx2
+from _demo import REQUEST
 from anthropic import AsyncAnthropic
 from offline_world import world
 
 from lemon_skills.integrations import anthropic as lemon
 
-REQUEST = "write the release notes for v1.2"
 REPLIES: list[list[dict[str, Any]]] = [
     [{"type": "tool_use", "id": "tu_1", "name": "read_skill", "input": {"key": "release-notes"}}],
     [{"type": "tool_use", "id": "tu_2", "name": "mcp_fx_echo", "input": {"message": "drafted"}}],

@@ -4,9 +4,9 @@
     python examples/agents/langchain_agent.py
 
 A scripted chat model stands in for a real one (swap in ``ChatAnthropic(...)`` or any chat
-model). The script works in a throwaway agent dir: one skill, and lemon's bundled fixture MCP
-server configured with ``approve: destructive``, so its unannotated ``echo`` tool pauses the run
-for a person, here approved by the script.
+model). It runs on the demo project (one skill) with lemon's bundled fixture MCP server in a
+throwaway agent dir, configured with ``approve: destructive``, so its unannotated ``echo`` tool
+pauses the run for a person, here approved by the script.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from _demo import REQUEST
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
@@ -58,13 +59,13 @@ async def main() -> None:
     model = ScriptedModel(
         replies=[
             call("read_skill", {"key": "release-notes"}, 1),
-            call("mcp_fx_echo", {"message": "v1.2 notes drafted"}, 2),
+            call("mcp_fx_echo", {"message": "v2.1 notes drafted"}, 2),
             AIMessage("Release notes drafted and announced."),
         ]
     )
     agent = create_agent(model, middleware=[lemon], checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "example"}}
-    ask = {"messages": [{"role": "user", "content": "write the release notes for v1.2"}]}
+    ask = {"messages": [{"role": "user", "content": REQUEST}]}
     out = await agent.ainvoke(ask, config, version="v2")
     while out.interrupts:  # lemon's policy held a call: answer as HumanInTheLoopMiddleware expects
         answers = {}

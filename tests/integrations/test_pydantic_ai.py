@@ -86,8 +86,9 @@ def approval_model(calls: list[str]) -> FunctionModel:
     return FunctionModel(model)
 
 
-@pytest.mark.parametrize("verdict", [False, ToolDenied("not today")])
-def test_a_destructive_call_pauses_and_never_runs_when_rejected(project, big_server: Path, verdict):
+def approval_run(project: Path, marker: Path, verdict: Any, *, keep_open: bool) -> list[str]:
+    """Run until the destructive call pauses, check nothing ran, resume with ``verdict``;
+    returns what the model was told. ``keep_open``: both runs inside ``async with agent``."""
     calls: list[str] = []
     agent = Agent(
         approval_model(calls),
@@ -95,41 +96,60 @@ def test_a_destructive_call_pauses_and_never_runs_when_rejected(project, big_ser
         output_type=[str, DeferredToolRequests],
     )
 
+    async def runs() -> None:
+        paused = await agent.run("erase every record of the users table permanently")
+        assert isinstance(paused.output, DeferredToolRequests)
+        assert [c.tool_name for c in paused.output.approvals] == [DESTRUCTIVE]
+        assert not marker.exists()
+        done = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={"c1": verdict}),
+        )
+        assert done.output == "finished"
+
     async def main() -> None:
-        async with agent:
-            paused = await agent.run("erase every record of the users table permanently")
-            assert isinstance(paused.output, DeferredToolRequests)
-            assert [c.tool_name for c in paused.output.approvals] == [DESTRUCTIVE]
-            assert not big_server.exists()
-            done = await agent.run(
-                message_history=paused.all_messages(),
-                deferred_tool_results=DeferredToolResults(approvals={"c1": verdict}),
-            )
-            assert done.output == "finished"
+        if keep_open:
+            async with agent:
+                await runs()
+        else:
+            await runs()
 
     asyncio.run(main())
+    return calls
+
+
+@pytest.mark.parametrize("verdict", [False, ToolDenied("not today")])
+def test_a_destructive_call_pauses_and_never_runs_when_rejected(project, big_server: Path, verdict):
+    calls = approval_run(project, big_server, verdict, keep_open=True)
     assert not big_server.exists()
     assert "denied" in calls[0] or "not today" in calls[0]
 
 
 def test_a_destructive_call_runs_once_when_approved(project, big_server: Path):
-    calls: list[str] = []
-    agent = Agent(
-        approval_model(calls),
-        capabilities=[capability(cwd=project)],
-        output_type=[str, DeferredToolRequests],
-    )
-
-    async def main() -> None:
-        paused = await agent.run("erase every record of the users table permanently")
-        assert isinstance(paused.output, DeferredToolRequests)
-        assert not big_server.exists()
-        done = await agent.run(
-            message_history=paused.all_messages(),
-            deferred_tool_results=DeferredToolResults(approvals={"c1": True}),
-        )
-        assert done.output == "finished"
-
-    asyncio.run(main())
+    calls = approval_run(project, big_server, True, keep_open=False)
     assert big_server.read_text() == "erased users\n"
     assert calls == ["erased users"]
+
+
+def test_concurrent_runs_share_one_agent_and_see_images(project, big_server):
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        back = returns(messages)
+        if not back:
+            return ModelResponse(parts=[ToolCallPart("mcp_big_render_chart", {"id": "s"})])
+        content = back[0].content
+        kinds = (
+            [type(c).__name__ for c in content]
+            if isinstance(content, list)
+            else [type(content).__name__]
+        )
+        return ModelResponse(parts=[TextPart(",".join(kinds))])
+
+    agent = Agent(FunctionModel(model), capabilities=[capability(cwd=project)])
+
+    async def main() -> list[str]:
+        # No `async with agent`: each run enters and leaves the toolset in a task of its own.
+        runs = [agent.run("render a chart of the series as a png image") for _ in range(3)]
+        return [r.output for r in await asyncio.gather(*runs)]
+
+    for output in asyncio.run(main()):
+        assert "BinaryContent" in output or "BinaryImage" in output

@@ -4,6 +4,8 @@ without waiting, and results in framework-neutral parts, against a real 362-tool
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,3 +100,15 @@ def test_without_async_with_and_from_concurrent_runs(project, big_server: Path, 
         await loose.aclose()
 
     asyncio.run(main())
+
+
+def test_importing_lemon_and_the_core_loads_no_framework():
+    code = (
+        "import sys, lemon_skills, lemon_skills.integrations.turn;"
+        "import lemon_skills.integrations.policy, lemon_skills.integrations.results;"
+        "names = ('pydantic_ai', 'agents', 'langchain', 'anthropic');"
+        "bad = [m for m in names if m in sys.modules];"
+        "print(bad); raise SystemExit(1 if bad else 0)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -15,17 +15,18 @@ import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from lemon_skills.paths import PathArg
 from lemon_skills.tool import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from lemon_skills.mcp.source import McpSource
 
 
-def needs_approval(source: McpSource, tool: Tool, cwd: object = None) -> bool:
+def needs_approval(source: McpSource, tool: Tool, cwd: PathArg = None) -> bool:
     """Whether calling ``tool`` waits for a person; tools that are not MCP tools never do."""
     if tool.origin != "mcp":
         return False
-    return bool(source.needs_approval(tool.name, cwd))  # type: ignore[arg-type]
+    return bool(source.needs_approval(tool.name, cwd))
 
 
 def rejected(name: str, reason: str | None = None) -> ToolResult:
@@ -41,7 +42,7 @@ async def run(
     *,
     approved: bool,
     ctx: ToolContext | None = None,
-    cwd: object = None,
+    cwd: PathArg = None,
 ) -> ToolResult:
     """Call the MCP ``tool`` once; arguments are validated first and every failure comes back
     as an error result. Without ``approved``, a call that needs approval is not run."""

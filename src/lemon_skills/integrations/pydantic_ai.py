@@ -59,6 +59,8 @@ from lemon_skills.tools.deferred import TOOL_SEARCH
 
 #: The capability's id (and its toolset's): one lemon per agent.
 ID = "lemon"
+#: Tools one query of PydanticAI's tool search may reveal (its ``ToolSearch.max_results``).
+SEARCH_LIMIT = 10
 
 
 def capability(
@@ -82,7 +84,9 @@ def capability(
         names: list[str] = []
         for query in queries:
             names += [
-                t.name for t in core.rank(query, 10) if t.name in allowed and t.name not in names
+                t.name
+                for t in core.rank(query, SEARCH_LIMIT)
+                if t.name in allowed and t.name not in names
             ]
         return names
 

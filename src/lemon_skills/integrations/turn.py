@@ -3,18 +3,20 @@
 The contract every framework adapter builds on:
 
 * ``Lemon(cwd, **options)`` is made once per agent. ``async with lemon:`` opens its MCP
-  connections; entries are counted, so concurrent runs may each enter, and the last exit
-  closes them. The connections live in one task of their own, so a run may enter in one task
-  and leave in another. Used without ``async with``, MCP runs on the source's private loop,
-  reached from a worker thread (never blocking the caller's loop); ``aclose()`` stops it.
+  connections (``connection``: counted entries, so concurrent runs may each enter, from any
+  task, and the last exit closes them). Used without ``async with``, MCP runs on the source's
+  private loop, reached from a worker thread (never blocking the caller's loop); ``aclose()``
+  stops it.
 * ``await lemon.turn(request, found=names)`` -> ``Turn``: ``instructions``, the skills block
   for the request within ``budget`` (``lemon_skills.prompt.arender``, which shares the budget
   with the tool definitions), and ``tools``: ``read_skill`` (and ``skill_manage`` with
   ``skill_manage=True``), then, as ``tool_mode`` says (``auto``/``all``/``search``, see
   ``tools/deferred``), every MCP tool or the ones ranked for the request plus ``found`` (tools
   a search returned earlier in the run) and ``tool_search`` for the rest (``deferred``).
-  ``mcp`` maps every MCP tool's name to its ``Tool``. A turn is cached per request, found
-  names and catalogue generation, so a framework may ask for it at every step.
+  ``mcp`` maps every MCP tool's name to its ``Tool``; ``names`` are the offered names. A turn
+  is cached per request, found names and catalogue generation, so a framework may ask for it at
+  every step. ``lemon.remember(request, names)`` records tools a search found for a request
+  (for frameworks that keep no such record themselves); later turns of it offer them too.
 * ``lemon.search(query, limit)`` ranks the deferred MCP tools with lemon's ranker
   (``find_tools``); a framework with its own tool search calls it as its search function.
 * ``lemon.needs_approval(name)`` says, without I/O or waiting, whether lemon's policy wants a
@@ -30,14 +32,15 @@ The contract every framework adapter builds on:
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from lemon_skills.errors import UsageError
 from lemon_skills.integrations import policy
+from lemon_skills.integrations.connection import Connection
 from lemon_skills.paths import PathArg, resolve_cwd
 from lemon_skills.skills.api import render_prompt
 from lemon_skills.skills.prompt import DEFAULT_BUDGET
@@ -57,6 +60,10 @@ if TYPE_CHECKING:
     from lemon_skills.mcp.source import McpSource
     from lemon_skills.tools.registry import ToolRegistry
 
+#: How long a listing of the servers is reused before the source is asked again (it keeps its
+#: own cache; this spares the per-step hop to where the sessions live).
+RELIST_S = 1.0
+T = TypeVar("T")
 #: The context window ``auto`` compares all tool definitions with when none is given.
 DEFAULT_CONTEXT_TOKENS = 128_000
 _TURN_CACHE = 64
@@ -96,6 +103,7 @@ class Turn:
     deferred: tuple[str, ...]
     mcp: Mapping[str, Tool] = field(default_factory=dict)
     diagnostics: tuple[str, ...] = ()
+    names: frozenset[str] = frozenset()
 
     def tool(self, name: str) -> Tool | None:
         """The offered tool called ``name``."""
@@ -117,106 +125,80 @@ class Lemon:
     ) -> None:
         self.cwd: Path = resolve_cwd(cwd)
         self.options = Options(**options)
-        self._given = source
-        self._owned: McpSource | None = None  # opened by ``async with`` in the holder task
-        self._lazy: McpSource | None = None  # opened on first use without ``async with``
-        self._users = 0
-        self._gate = asyncio.Lock()
-        self._stop: asyncio.Event | None = None
-        self._holder: asyncio.Task[None] | None = None
+        self._conn = Connection(self.cwd, source=source, enabled=self.options.mcp)
         self._registries: dict[int, ToolRegistry] = {}
         self._turns: dict[tuple[object, ...], Turn] = {}
         self._totals: dict[object, int] = {}
         self._builtins = {t.name: t for t in _builtins(self.options.skill_manage)}
         self._search_tool = tool_search_tool(self.rank)
         self._listing: dict[str, Tool] = {}
-
-    # -- lifecycle -----------------------------------------------------------------------
+        self._found: dict[str, tuple[str, ...]] = {}
+        self._listed: tuple[object, float] = (None, 0.0)
+        self._latest: dict[str, tuple[object, tuple[object, float], Turn]] = {}
+        self._pending: dict[tuple[object, ...], asyncio.Future[Any]] = {}
 
     async def __aenter__(self) -> Lemon:
-        async with self._gate:
-            self._users += 1
-            if self._users == 1 and self._given is None and self.options.mcp:
-                try:
-                    await self._open()
-                except BaseException:
-                    self._users -= 1
-                    raise
+        await self._conn.__aenter__()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        async with self._gate:
-            self._users -= 1
-            if self._users == 0:
-                await self._close_owned()
+        await self._conn.__aexit__(*exc)
 
     async def aclose(self) -> None:
-        """Stop the MCP servers this object started without ``async with``."""
-        lazy, self._lazy = self._lazy, None
-        if lazy is not None:
-            await asyncio.to_thread(lazy.close)
-
-    async def _open(self) -> None:
-        from lemon_skills.mcp.source import McpSource
-
-        source = McpSource(cwd=self.cwd, approve_call=_refuse)
-        ready, stop = asyncio.Event(), asyncio.Event()
-
-        async def hold() -> None:
-            try:
-                async with source:
-                    ready.set()
-                    await stop.wait()
-            finally:
-                ready.set()
-
-        holder = asyncio.get_running_loop().create_task(hold())
-        await ready.wait()
-        if holder.done():
-            holder.result()  # the source failed to open: raise it here
-        self._owned, self._stop, self._holder = source, stop, holder
-
-    async def _close_owned(self) -> None:
-        holder, stop = self._holder, self._stop
-        self._owned = self._holder = self._stop = None
-        if holder is not None and stop is not None:
-            stop.set()
-            with contextlib.suppress(asyncio.CancelledError):
-                await holder
-
-    # -- per request ----------------------------------------------------------------------
+        """Stop the MCP servers started without ``async with``."""
+        await self._conn.aclose()
 
     @property
     def source(self) -> McpSource | None:
         """Where MCP tools come from now (None with ``mcp=False``)."""
-        if self._given is not None:
-            return self._given
-        if self._owned is not None:
-            return self._owned
-        if not self.options.mcp:
-            return None
-        if self._lazy is None:
-            from lemon_skills.mcp.source import McpSource
-
-            self._lazy = McpSource(cwd=self.cwd, approve_call=_refuse)
-        return self._lazy
+        return self._conn.source
 
     async def turn(self, request: str, *, found: Iterable[str] = ()) -> Turn:
         """The instructions and tools for ``request`` (see the module's contract)."""
+        found = tuple(found)
+        asked = (found, self._found.get(request, ()))
+        last = self._latest.get(request)
+        listed = self._listed
+        if (
+            last is not None
+            and last[0] == asked
+            and last[1] is listed
+            and time.monotonic() - listed[1] < RELIST_S
+        ):
+            # The hot path: every tool of a framework may ask at every step.
+            return last[2]
         source = self.source
         listing = await self._mcp(source)
         view = source.catalogue(self.cwd) if source is not None else None
         generation = view.generation if view is not None else 0
-        wanted = tuple(sorted({n for n in found if n in listing}))
+        wanted = tuple(sorted({n for n in (*found, *self._found.get(request, ())) if n in listing}))
         key = (request, wanted, id(source), generation)
         hit = self._turns.get(key)
         if hit is not None:
             return hit
-        turn = await self._build(request, wanted, source, listing, generation)
+        turn = await self._once(
+            key, lambda: self._build(request, wanted, source, listing, generation)
+        )
         if len(self._turns) >= _TURN_CACHE:
             self._turns.clear()
+            self._latest.clear()
         self._turns[key] = turn
+        self._latest[request] = (asked, self._listed, turn)
         return turn
+
+    def local_tools(self) -> list[Tool]:
+        """The tools that are not MCP tools: ``read_skill`` (``skill_manage``), ``tool_search``."""
+        return [*self._builtins.values(), self._search_tool]
+
+    async def mcp_tools(self) -> Mapping[str, Tool]:
+        """Every MCP tool of ``cwd`` by name (listing the servers on first use)."""
+        return dict(await self._mcp(self.source))
+
+    def remember(self, request: str, names: Iterable[str]) -> None:
+        """Offer ``names`` (found by a search) in the later turns of ``request``."""
+        if len(self._found) >= _TURN_CACHE and request not in self._found:
+            self._found.clear()
+        self._found[request] = tuple(dict.fromkeys((*self._found.get(request, ()), *names)))
 
     def rank(self, query: str, limit: int) -> list[Tool]:
         """The MCP tools that fit ``query``, best first (lemon's ranker; no I/O)."""
@@ -239,7 +221,9 @@ class Lemon:
         """Whether lemon's policy wants a person to approve a call to ``name`` (no waiting)."""
         tool = self._listing.get(name)
         source = self.source
-        return tool is not None and source is not None and policy.needs_approval(source, tool)
+        if tool is None or source is None:
+            return False
+        return policy.needs_approval(source, tool, self.cwd)
 
     async def call(
         self,
@@ -269,10 +253,23 @@ class Lemon:
     async def _mcp(self, source: McpSource | None) -> dict[str, Tool]:
         if source is None:
             return {}
-        tools = await source.adiscover_tools(self.cwd)
+        listed = self._listed
+        if listed[0] is source and time.monotonic() - listed[1] < RELIST_S:
+            return self._listing
+        tools = await self._once(("list", id(source)), lambda: source.adiscover_tools(self.cwd))
         if len(tools) != len(self._listing) or any(t.name not in self._listing for t in tools):
             self._listing = {t.name: t for t in tools}
+        self._listed = (source, time.monotonic())
         return self._listing
+
+    async def _once(self, key: tuple[object, ...], make: Callable[[], Awaitable[T]]) -> T:
+        """``await make()``, shared by every caller asking for ``key`` while it runs (a
+        framework asks for the same turn once per tool and step, concurrently)."""
+        task = self._pending.get(key)
+        if task is None or task.get_loop() is not asyncio.get_running_loop():
+            task = self._pending[key] = asyncio.ensure_future(make())
+            task.add_done_callback(lambda t: self._pending.pop(key, None))
+        return cast(T, await asyncio.shield(task))
 
     async def _build(
         self,
@@ -310,6 +307,7 @@ class Lemon:
             deferred=tuple(n for n in listing if n not in offered),
             mcp=dict(listing),
             diagnostics=tuple(block.diagnostics),
+            names=frozenset(offered),
         )
 
     def _mode(self, listing: Mapping[str, Tool], generation: int) -> str:
@@ -346,9 +344,3 @@ def _builtins(manage: bool) -> list[Tool]:
     from lemon_skills.tools.manage import skill_manage
 
     return [read_skill, skill_manage]
-
-
-def _refuse(request: dict[str, Any]) -> bool:
-    """The source's approver: a call that needs approval and reaches it was not approved in
-    the framework's run (approved ones bypass it), so it is refused, never queued."""
-    return False
