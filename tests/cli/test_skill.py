@@ -270,7 +270,7 @@ def test_enabling_a_skill_inside_a_disabled_namespace_says_what_keeps_it_off(cap
 
 
 def test_a_namespace_toggle_says_it_also_switches_the_mcp_server_of_that_name(
-    capsys, project, agent_dir
+    capsys, project, agent_dir, trusted_projects
 ):
     from tests.helpers.hosts import claude_plugin
 

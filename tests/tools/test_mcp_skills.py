@@ -29,12 +29,12 @@ def _mcp_json(project, **servers):
     path.write_text(json.dumps({"mcpServers": servers}), "utf-8")
 
 
-def test_only_servers_whose_skills_are_on_are_asked(project):
+def test_only_servers_whose_skills_are_on_are_asked(project, trusted_projects):
     _mcp_json(project, git={"command": "git-mcp"}, docs={"command": "d", "skills": "enabled"})
     assert McpSkillSource().servers(project) == ["docs"]
 
 
-def test_a_server_switched_on_in_skills_json_is_asked(project):
+def test_a_server_switched_on_in_skills_json_is_asked(project, trusted_projects):
     _mcp_json(project, git={"command": "git-mcp"})
     assert McpSkillSource().servers(project) == []
     enablement.set_switch(enablement.skills_json_path("global"), "git:*", True)

@@ -6,11 +6,13 @@ imported only when invoked, so ``lemon skill find`` never pays for the MCP SDK's
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -43,18 +45,19 @@ def cli() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (0 ok, 1 error, 2 usage, 3 crash, 130 interrupt)."""
     _wire_mcp_server_names()
+    args = list(argv) if argv is not None else sys.argv[1:]
+    traced = _start_telemetry()
     try:
         try:
-            rv = cli.main(
-                args=list(argv) if argv is not None else None,
-                prog_name="lemon",
-                standalone_mode=False,
-            )
+            with _command_span(args, traced):
+                rv = cli.main(args=args, prog_name="lemon", standalone_mode=False)
         finally:
             _report_unreadable_state()
+            if traced:
+                _stop_telemetry()
     except LemonSkillsError as exc:
         _error(str(exc), exc.hint)
-        return 1
+        return exc.exit_code
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 130
@@ -69,6 +72,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error("unexpected internal error", f"details were written to {log}; please report them")
         return 3
     return rv if isinstance(rv, int) else 0
+
+
+#: Any of these set asks for exporters (``lemon_skills.otel.configure_from_env``).
+OTEL_SWITCHES = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT")
+
+
+def _start_telemetry() -> bool:
+    """Install OpenTelemetry exporters when the environment asks for them (the otel extra)."""
+    if not any(os.environ.get(name) for name in OTEL_SWITCHES):
+        return False
+    from lemon_skills import otel
+
+    return bool(otel.configure_from_env())
+
+
+def _stop_telemetry() -> None:
+    from lemon_skills import otel
+
+    otel.shutdown()
+
+
+def _command_span(args: Sequence[str], traced: bool) -> contextlib.AbstractContextManager[Any]:
+    """The root span of one command (``lemon skill find``), when exporters are installed."""
+    if not traced:
+        return contextlib.nullcontext()
+    from lemon_skills import otel
+
+    words = [a for a in args if not a.startswith("-")][:2]
+    if words in (["mcp", "serve"], ["mcp", "gateway"]):
+        # A server's calls are traces of their own, not children of one span lasting hours.
+        return contextlib.nullcontext()
+    return otel.span(" ".join(["lemon", *words]), {"lemon.command": " ".join(words)})
 
 
 def _wire_mcp_server_names() -> None:

@@ -113,7 +113,11 @@ def list_cmd(
         headers = ["KEY", "SOURCE", "STATE", "DESCRIPTION"]
         table(["BUNDLE", *headers] if by_bundle else headers, rows)
     else:
+        from lemon_skills.cli.skill.served import skills_off
+
         note("no skills found; create one in .lemon/skill/<key>/SKILL.md")
+        for line in skills_off(cwd):
+            note(line)
     problems = [d for d in v.diagnostics if d.level != "info"]
     if show_diags:
         for d in v.diagnostics:
@@ -212,8 +216,10 @@ def status(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
 
 
 def _toggle(key: str, enabled: bool, cwd: Path | None, scope: Scope, as_json: bool) -> None:
+    from lemon_skills.cli.skill.served import namespace_key
     from lemon_skills.skills import api
 
+    key = namespace_key(key, cwd, enabling=enabled)
     done = api.toggle(key, enabled, cwd=cwd, scope=scope)
     # What still keeps it off after enabling: the key or its namespace in either scope.
     blocks = registry.view(cwd).enablement.disabled_by(key) if enabled else []
