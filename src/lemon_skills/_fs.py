@@ -128,7 +128,11 @@ def read_json(path: Path, *, default: Callable[[], JsonDict]) -> JsonDict:
     except FileNotFoundError:
         return default()
     except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", path=path) from exc
+        raise ConfigError(
+            f"cannot read: {exc.strerror}",
+            path=path,
+            hint=f"{path.parent} must be a directory you may read and write",
+        ) from exc
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -217,6 +221,29 @@ def scratch_dir(parent: Path, prefix: str) -> Iterator[Path]:
             remove_tree(Path(path))
         finally:
             os.close(fd)
+
+
+def claim_file(path: Path, *, stale_s: float, now: float | None = None) -> bool:
+    """Claim one piece of background work by creating ``path``: False while another process's
+    claim stands (parallel commands must not each start the work). The work removes the file
+    when done; a claim older than ``stale_s`` (work that died) is taken over. An unwritable
+    directory claims nothing."""
+    now = time.time() if now is None else now
+    for _ in range(2):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            return True
+        except FileExistsError:
+            try:
+                if now - path.stat().st_mtime < stale_s:
+                    return False
+                path.unlink()
+            except FileNotFoundError:
+                continue
+        except OSError:
+            return False
+    return False
 
 
 def sweep_stale(root: Path, *, older_than: float = STALE_AFTER_S) -> None:

@@ -52,7 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             with _command_span(args, traced):
                 rv = cli.main(args=args, prog_name="lemon", standalone_mode=False)
         finally:
-            _report_unreadable_state()
+            failed = sys.exc_info()[1]
+            if not (isinstance(failed, OSError) and failed.filename is not None):
+                _report_unreadable_state()  # else the path at fault is named once, below
             if traced:
                 _stop_telemetry()
     except LemonSkillsError as exc:
@@ -67,7 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         return 130
-    except Exception:  # the CLI boundary: anything unexpected is logged, never a raw traceback
+    except Exception as exc:  # the CLI boundary: anything unexpected is logged, never a traceback
+        if isinstance(exc, OSError) and exc.filename is not None:
+            _error(*_unusable_path(exc))  # the machine's state, not a bug: no crash log
+            return 1
         log = _write_crash_log()
         _error("unexpected internal error", f"details were written to {log}; please report them")
         return 3
@@ -145,6 +150,19 @@ def _error(message: str, hint: str | None) -> None:
         click.echo(f"hint: {hint}", err=True)
 
 
+def _unusable_path(exc: OSError) -> tuple[str, str]:
+    """The one-line error and hint for a file lemon could not read or write."""
+    where = Path(os.fsdecode(exc.filename))
+    message = f"cannot use {where}: {exc.strerror or exc}"
+    home = agent_dir()
+    if where == home or home in where.parents:
+        return message, (
+            f"the agent dir {home} must be a writable directory: fix its permissions, "
+            "or set LEMON_AGENT_DIR to one"
+        )
+    return message, "check that the path exists and that you may write there"
+
+
 def _write_crash_log() -> str:
     # Imported here, on the crash path only, to keep every command's start-up lean.
     import platform
@@ -153,15 +171,29 @@ def _write_crash_log() -> str:
 
     from lemon_skills import __version__
 
+    text = (
+        f"--- {datetime.now(UTC).isoformat()} lemon-skills {__version__} "
+        f"Python {platform.python_version()} {sys.platform}\n{traceback.format_exc()}"
+    )
     path = agent_dir() / "logs" / "lemon-crash.log"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as fh:
-            fh.write(
-                f"--- {datetime.now(UTC).isoformat()} lemon-skills {__version__} "
-                f"Python {platform.python_version()} {sys.platform}\n"
-            )
-            fh.write(traceback.format_exc())
+            fh.write(text)
     except OSError:
-        return "<unwritable log; traceback follows>\n" + traceback.format_exc()
+        return _spare_crash_log(text, text.strip().splitlines()[-1])
     return str(path)
+
+
+def _spare_crash_log(text: str, brief: str) -> str:
+    """The agent dir is unwritable: a fresh file in the temp dir (never a guessable name a
+    link could sit on), or, failing that, only the error's last line."""
+    import tempfile
+
+    try:
+        fd, name = tempfile.mkstemp(prefix="lemon-crash-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError:
+        return f"nowhere (no writable place for a log); the error was: {brief}"
+    return name

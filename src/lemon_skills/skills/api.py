@@ -353,6 +353,30 @@ def matches(
     return _boost(_rank(v, query, max_results, semantic, _keep(v, profile, play)), play)
 
 
+def near_misses(
+    query: str,
+    *,
+    cwd: PathArg = None,
+    max_results: int = 3,
+    semantic: bool | None = None,
+    files: Iterable[str | os.PathLike[str]] | None = None,
+    agent: str | None = None,
+) -> tuple[list[ranking.Match], float]:
+    """The best skills for ``query`` with no abstaining, and the bar an answer must reach
+    (what explains an empty ``matches``)."""
+    v = view(cwd)
+    profile, play = selection(v, files=files, agent=agent)
+    keep = _keep(v, profile, play)
+    index = ranking_index(v)
+    use = semantic_mod.requested(semantic)
+    similar = semantic_similarity(v)(query, floor=index.weights.semantic_floor) if use else None
+    limit = max_results if keep is None else len(index.entries)
+    found = ranking.near_misses(index, query, limit=limit, similar=similar)
+    if keep is not None:
+        found = [m for m in found if keep(m.entry)][:max_results]
+    return found, index.weights.semantic_min_score if use else index.weights.min_score
+
+
 def find_relevant(
     query: str,
     *,

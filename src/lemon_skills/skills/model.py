@@ -60,6 +60,11 @@ class RemoteText(Protocol):
         """The manifest built from the listing's frontmatter (no fetch)."""
         ...
 
+    def version(self) -> str | None:
+        """What identifies this text as listed (its digest), without fetching it; None when
+        the listing does not say."""
+        ...
+
 
 def _remote_body(loader: RemoteText) -> str:
     from lemon_skills.errors import LemonSkillsError
@@ -171,6 +176,11 @@ class Entry:
             return self  # not on disk: its text is kept where it came from
         return self._copy(_body=None, _lean=True)
 
+    def remote_version(self) -> str | None:
+        """For an entry not on disk, what identifies its text as its source lists it (no
+        fetch); None otherwise."""
+        return self._loader.version() if self._loader is not None else None
+
     def _copy(self, **changes: object) -> Entry:
         copy = object.__new__(Entry)
         for name in _SLOTS:
@@ -237,6 +247,12 @@ class Entry:
     def skill_file(self) -> Path:
         """The SKILL.md of this skill (for a Cursor rule, its ``.mdc`` file)."""
         return self.path / "SKILL.md" if self._file is None else Path(self._file)
+
+    @property
+    def location(self) -> str:
+        """Where the skill's file is, as shown to a model: a path, or for a skill served over
+        MCP its ``skill://`` URI (a ``Path`` would fold its ``//`` into one slash)."""
+        return self.real_path if self._loader is not None else str(self.skill_file)
 
     @property
     def extra(self) -> Mapping[str, Any]:

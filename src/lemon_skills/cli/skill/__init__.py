@@ -123,7 +123,15 @@ def list_cmd(
         for d in v.diagnostics:
             click.echo(colour(str(d), d.level))
     elif problems:
+        # A listed skill's own problem (no name, no description) is named here: the row alone
+        # reads as a healthy skill.
+        for d in [d for d in problems if d.key in v.by_key][:_NAMED_PROBLEMS]:
+            warn(" ".join(f"{d.key}: {d.reason}".split()))  # one line, whatever the key holds
         note(f"{len(problems)} problem(s) while loading; see `lemon skill list --diagnostics`")
+
+
+#: Problems of listed skills named under the table (the rest only counted).
+_NAMED_PROBLEMS = 5
 
 
 #: Diagnostics about a skill directory that is not a skill (the others concern visible skills).
