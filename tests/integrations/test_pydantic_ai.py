@@ -164,6 +164,6 @@ def test_an_mcp_error_is_a_tool_failure_the_model_reads(project, big_server):
         return ModelResponse(parts=[ToolCallPart(FOUND, {"customer": "ACME"})])
 
     agent = Agent(FunctionModel(model), capabilities=[capability(cwd=project)])
-    output = agent.run_sync("send an invoice by email to a customer").output
+    output = asyncio.run(agent.run("send an invoice by email to a customer")).output
     # A failed result the run goes on with, not an exception that ends it.
     assert output.startswith("failed:") and "'amount' is a required property" in output
