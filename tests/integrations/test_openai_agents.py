@@ -91,7 +91,8 @@ def approval_run(project: Path, approve: bool) -> list[str]:
         return [function_call(DESTRUCTIVE, {"table": "users"}, call_id="c1")]
 
     model = ScriptedModel([ModelStep.respond(first), ModelStep.respond(final)])
-    agent = Agent(name="a", model=model, **agent_options(cwd=project))
+    lemon = Lemon(project)
+    agent = Agent(name="a", model=model, **agent_options(lemon=lemon))  # from sync code
 
     async def main() -> None:
         paused = await Runner.run(
@@ -106,6 +107,7 @@ def approval_run(project: Path, approve: bool) -> list[str]:
                 state.reject(item)
         done = await Runner.run(agent, state, run_config=NO_TRACES)
         assert done.final_output == "finished"
+        await lemon.aclose()
 
     asyncio.run(main())
     return outputs(seen[0])

@@ -153,3 +153,17 @@ def test_concurrent_runs_share_one_agent_and_see_images(project, big_server):
 
     for output in asyncio.run(main()):
         assert "BinaryContent" in output or "BinaryImage" in output
+
+
+def test_an_mcp_error_is_a_tool_failure_the_model_reads(project, big_server):
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        back = returns(messages)
+        if back:
+            text = f"{back[0].outcome}: {back[0].model_response_str()}"
+            return ModelResponse(parts=[TextPart(text)])
+        return ModelResponse(parts=[ToolCallPart(FOUND, {"customer": "ACME"})])
+
+    agent = Agent(FunctionModel(model), capabilities=[capability(cwd=project)])
+    output = asyncio.run(agent.run("send an invoice by email to a customer")).output
+    # A failed result the run goes on with, not an exception that ends it.
+    assert output.startswith("failed:") and "'amount' is a required property" in output

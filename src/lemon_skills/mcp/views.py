@@ -241,7 +241,7 @@ class SourceCore:
         args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
             if not otel.active():
-                return await self._call(h, spec, args, timeout, on_progress, otel.QUIET)
+                return await self._call(h, spec, args, timeout, on_progress, otel.QUIET, approved)
             with otel.span("lemon.mcp.call", _call_attributes(spec)) as current:
                 started = time.perf_counter()
                 out = await self._call(h, spec, args, timeout, on_progress, current, approved)
@@ -266,11 +266,14 @@ class SourceCore:
         current: Any,
         approved: bool,
     ) -> ToolResult:
-        if spec.approve:
+        if spec.approve and approved:
+            # Approved in the host's own human-in-the-loop before the call was made.
+            decided = {"lemon.approval.asked": True, "lemon.approval.decision": "approved"}
+            otel.set_attributes(current, decided)
+        elif spec.approve:
             otel.set_attributes(current, {"lemon.approval.asked": True})
             try:
-                if not approved:  # else the host's own human-in-the-loop approved this call
-                    await self._approved(spec, args)
+                await self._approved(spec, args)
             except McpToolError:
                 otel.set_attributes(current, {"lemon.approval.decision": "denied"})
                 raise
