@@ -221,12 +221,14 @@ class SourceCore:
         *,
         timeout: float | None = None,
         on_progress: OnProgressFn | None = None,
+        approved: bool = False,
     ) -> ToolResult:
         """Run a tool or utility on its server.
 
         ``timeout`` (seconds) replaces the entry's ``timeout_ms`` for a tool call; progress
         the server reports goes to ``on_progress(progress, total, message)`` and pushes the
-        deadline back (up to ``max_total_timeout_ms``).
+        deadline back (up to ``max_total_timeout_ms``). ``approved``: the host has already
+        had this call approved in its own human-in-the-loop, so the approver is not asked.
 
         Raises:
             McpToolError: server gone or down, timeout, protocol error, filtered item.
@@ -239,10 +241,10 @@ class SourceCore:
         args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
             if not otel.active():
-                return await self._call(h, spec, args, timeout, on_progress, otel.QUIET)
+                return await self._call(h, spec, args, timeout, on_progress, otel.QUIET, approved)
             with otel.span("lemon.mcp.call", _call_attributes(spec)) as current:
                 started = time.perf_counter()
-                out = await self._call(h, spec, args, timeout, on_progress, current)
+                out = await self._call(h, spec, args, timeout, on_progress, current, approved)
                 elapsed = time.perf_counter() - started
             otel.record("lemon.mcp.call.duration", elapsed, {"lemon.server": spec.server})
             return out
@@ -262,10 +264,15 @@ class SourceCore:
         timeout: float | None,
         on_progress: OnProgressFn | None,
         current: Any,
+        approved: bool,
     ) -> ToolResult:
         if h.config.policy.pinning == "withhold" and state.database() is not None:
             self._refuse_held(h, spec, current)
-        if spec.approve:
+        if spec.approve and approved:
+            # Approved in the host's own human-in-the-loop before the call was made.
+            decided = {"lemon.approval.asked": True, "lemon.approval.decision": "approved"}
+            otel.set_attributes(current, decided)
+        elif spec.approve:
             otel.set_attributes(current, {"lemon.approval.asked": True})
             try:
                 await self._approved(spec, args)
