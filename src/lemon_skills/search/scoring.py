@@ -104,7 +104,7 @@ def _likely(index: Index, word: str) -> list[str]:
     return [a for a in alts if idf[a] <= best + math.log(2)]
 
 
-def _unstated(index: Index, query: str) -> set[str]:
+def unstated(index: Index, query: str) -> set[str]:
     """The words of ``query``'s names (``tokens.opaque_tokens``: numbers, versions, hashes,
     ticket ids, ports, paths, URLs) that no document states: one whose short fields hold every
     word of the name ("404", "python3.12") is about it; bodies mention names in passing."""
@@ -132,15 +132,15 @@ def analyse(index: Index, query: str, *, plain: bool = False) -> Query:
     """Map ``query`` onto index terms: as typed, compound parts, typo fixes, glued pairs.
 
     A name (a number, version, hash, ticket id, port, path or URL) is left out unless some
-    document states it whole in a short field (``_unstated``): no document is about "1234",
+    document states it whole in a short field (``unstated``): no document is about "1234",
     and counting it as an unknown word would take the match from "the postgres migration for
     issue 1234"; a document whose description says "404" is about that number.
 
     Credits and mass use the ranking IDF, or with ``plain`` the plain IDF the abstain
     check is made in.
     """
-    unstated = _unstated(index, query)
-    content = [w for w in text.words(query) if text.is_content(w) and w not in unstated]
+    names = unstated(index, query)
+    content = [w for w in text.words(query) if text.is_content(w) and w not in names]
     stems = [text.stem(w) for w in content]
     rare = index.idf_of_unknown()
     idf = index.plain_idf if plain else index.idf
