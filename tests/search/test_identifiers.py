@@ -46,6 +46,7 @@ def _keys(query: str, cwd: Path) -> list[str]:
             [("src", "app", "main", "py")] + [("https", "test", "pull")],
         ),
         ("k8s s3 3d erc20 CI/CD python3.12 rank/alpha", []),
+        ("port it to modern Fortran 2008", []),  # a year describes
         ("port 1234 and 1234 port", [("1234",), ("1234",)]),
     ],
 )

@@ -97,6 +97,8 @@ _OPAQUE_TOKEN = re.compile(
 #: Characters around a token that are punctuation of the sentence, not of the token.
 _TOKEN_EDGES = "\"'`()[]{}<>,;!?*"
 _HEX_ID = re.compile(r"[0-9a-f]{7,64}")
+#: A year is a date, which describes (a model year, a standard, a period), not a name.
+_YEAR = re.compile(r"(?:19|20)[0-9]{2}")
 
 
 def opaque_tokens(text: str) -> list[tuple[str, ...]]:
@@ -114,7 +116,9 @@ def opaque_tokens(text: str) -> list[tuple[str, ...]]:
             found.append(tuple(ws))
             continue
         for w in ws:
-            if w.isdigit() or (_HEX_ID.fullmatch(w) is not None and not w.isalpha()):
+            if (w.isdigit() and not _YEAR.fullmatch(w)) or (
+                _HEX_ID.fullmatch(w) is not None and not w.isalpha()
+            ):
                 found.append((w,))
             else:
                 plain.add(w)
