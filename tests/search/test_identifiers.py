@@ -5,29 +5,22 @@ over the bench's skills and tools with a seeded identifier appended to every lab
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from benchmarks.corpus import bench_entries, bench_root, dev_cases
+from benchmarks.corpus import bench_entries, dev_cases
 from benchmarks.identifiers import appended
 
 import lemon_skills
 from lemon_skills.mcp.toolsearch import build_tool_index, load_tool_file, rank_tools, tool_key
 from lemon_skills.search import scoring, tokens
-from lemon_skills.search.metrics import load_cases
+from lemon_skills.search.metrics import Case, load_cases
 from lemon_skills.skills.ranking import find as ranking
+from tests.helpers.bench import find_bench
 from tests.helpers.skills import write_skill
 
-
-def _find_bench() -> Path | None:
-    # Looked up at import: the test environment drops LEMON_* variables before each test.
-    try:
-        return bench_root()
-    except SystemExit:
-        return None
-
-
-BENCH = _find_bench()
+BENCH = find_bench()
 needs_bench = pytest.mark.skipif(BENCH is None, reason="no bench (set LEMON_BENCH_DIR)")
 
 
@@ -82,6 +75,19 @@ def _stated(index: object, ident: str) -> bool:
     return scoring.unstated(index, ident) != named  # type: ignore[arg-type]
 
 
+def _unchanged(index: object, cases: list[Case], answer: Callable[[str], list[str]]) -> int:
+    """Assert that no appended identifier no document states changes ``answer``; how many
+    requests that held for."""
+    checked = 0
+    for case, ident in appended(cases, seed=30):
+        if _stated(index, ident):
+            continue
+        original = case.query[: -len(ident) - 1]
+        assert answer(case.query) == answer(original), case.query
+        checked += 1
+    return checked
+
+
 @pytest.mark.slow
 @needs_bench
 def test_appended_identifiers_change_no_skill_answer():
@@ -92,14 +98,7 @@ def test_appended_identifiers_change_no_skill_answer():
         def answer(query: str) -> list[str]:
             return [m.entry.key for m in ranking.rank(index, query, limit=3)]
 
-        checked = 0
-        for case, ident in appended(cases, seed=30):
-            if _stated(index.core, ident):
-                continue
-            original = case.query[: -len(ident) - 1]
-            assert answer(case.query) == answer(original), case.query
-            checked += 1
-    assert checked >= 0.95 * len(cases)
+        assert _unchanged(index.core, cases, answer) >= 0.95 * len(cases)
 
 
 @needs_bench
@@ -112,11 +111,4 @@ def test_appended_identifiers_change_no_tool_answer():
     def answer(query: str) -> list[str]:
         return [tool_key(m.spec) for m in rank_tools(index, query, limit=5)]
 
-    checked = 0
-    for case, ident in appended(cases, seed=30):
-        if _stated(index.core, ident):
-            continue
-        original = case.query[: -len(ident) - 1]
-        assert answer(case.query) == answer(original), case.query
-        checked += 1
-    assert checked >= 0.95 * len(cases)
+    assert _unchanged(index.core, cases, answer) >= 0.95 * len(cases)
