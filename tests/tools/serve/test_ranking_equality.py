@@ -16,6 +16,8 @@ import lemon_skills
 from lemon_skills.mcp.source import reset_default_source
 from tests.helpers.bench import find_bench
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 QUERIES = 40
 
 
