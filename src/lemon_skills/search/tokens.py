@@ -104,8 +104,9 @@ _YEAR = re.compile(r"(?:19|20)[0-9]{2}")
 def opaque_tokens(text: str) -> list[tuple[str, ...]]:
     """The tokens of ``text`` that only ever name something, each as its content words (as
     ``words`` folds them): numbers, versions, commit hashes, ticket and PR ids, ports, paths
-    and URLs. A request is full of them ("the migration for issue 1234"). A word also written
-    elsewhere in ``text`` as an ordinary word is left out of them.
+    and URLs. A request is full of them ("the migration for issue 1234"). A year stays a word
+    (a date describes: "Fortran 2008"), and so does a word also written elsewhere in
+    ``text`` as an ordinary word.
     """
     found: list[tuple[str, ...]] = []
     plain: set[str] = set()
