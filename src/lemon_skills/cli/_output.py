@@ -224,8 +224,8 @@ def semantic_option(f: F) -> F:
     return click.option(
         "--semantic/--no-semantic",
         default=None,
-        help="Add embedding similarity to the lexical score (needs the semantic extra; "
-        "default: $LEMON_SEMANTIC, else on when they are installed).",
+        help="Add embedding similarity to the lexical score (needs the semantic extra "
+        "and its model; default: on once both are installed, LEMON_SEMANTIC=0 turns it off).",
     )(f)
 
 
