@@ -11,6 +11,9 @@ import pytest
 
 from lemon_skills import context
 
+#: The throwaway PostgreSQL server and the ``backend`` fixture the state tests share.
+pytest_plugins = ["tests.helpers.postgres"]
+
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
