@@ -168,7 +168,7 @@ def original_ranker(entries: Sequence[Entry]) -> Ranker:
 
 
 def _semantic(index: ranking.Index) -> tuple[Ranker, Similarity]:
-    sim = Similarity(index.entries)
+    sim = Similarity(index.entries, core=index.core)
     floor = index.weights.semantic_floor
 
     def rank(q: str) -> list[str]:

@@ -149,6 +149,7 @@ def similar_tools(index: ToolIndex, request: str) -> dict[int, float]:
     matrix = index.memo.get("vectors")
     if matrix is None:
         matrix = index.memo["vectors"] = embed.vectors([tool_text(s) for s in index.specs], enc)
+    request = scoring.said(index.core, request)  # names no tool states are not embedded
     return embed.top_similar(matrix, request, enc, floor=index.core.weights.semantic_floor)
 
 

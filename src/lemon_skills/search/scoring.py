@@ -119,6 +119,22 @@ def unstated(index: Index, query: str) -> set[str]:
     return drop - keep
 
 
+def said(index: Index, query: str) -> str:
+    """``query`` without the names no document states (``unstated``): what the embedding model
+    reads, so a ticket number or a path moves the request's vector no more than its lexical
+    match (an identifier appended to each dev request cost semantic CV R@3 0.006 and doubled
+    false rejections before)."""
+    drop = unstated(index, query)
+    if not drop:
+        return query
+    kept = []
+    for raw in query.split():
+        ws = [w for w in text.words(raw) if text.is_content(w)]
+        if not ws or not set(ws) <= drop:
+            kept.append(raw)
+    return " ".join(kept)
+
+
 def _stated(index: Index, words: Sequence[str]) -> bool:
     docs: npt.NDArray[np.int32] | None = None
     for w in words:

@@ -259,7 +259,8 @@ def semantic_similarity(v: View) -> semantic_mod.Similarity:
     """
     sim = v.memo.get("semantic_similarity")
     if sim is None:
-        sim = semantic_mod.Similarity(ranking_index(v).entries)
+        index = ranking_index(v)
+        sim = semantic_mod.Similarity(index.entries, core=index.core)
         v.memo["semantic_similarity"] = sim
     assert isinstance(sim, semantic_mod.Similarity)
     return sim
@@ -431,7 +432,8 @@ def evaluate_queries(
         )
     entries = _entries_in(Path(skills_dir))
     index = ranking.build_index(entries)
-    sim = semantic_mod.Similarity(entries) if semantic_mod.requested(semantic) else None
+    use = semantic_mod.requested(semantic)
+    sim = semantic_mod.Similarity(entries, core=index.core) if use else None
     floor = index.weights.semantic_floor
 
     def rank(q: str) -> list[str]:
@@ -459,7 +461,9 @@ def cross_validate_queries(
     if len(cases) < folds:
         raise ConfigError(f"{folds}-fold cross-validation needs at least {folds} queries")
     entries = view(cwd).enabled() if skills_dir is None else _entries_in(Path(skills_dir))
-    sim = semantic_mod.Similarity(entries) if semantic_mod.requested(semantic) else None
+    sim = None
+    if semantic_mod.requested(semantic):
+        sim = semantic_mod.Similarity(entries, core=ranking.build_index(entries).core)
     return tuning.cross_validate(
         entries, cases, folds=folds, similarity=sim, max_results=max_results
     )

@@ -23,6 +23,8 @@ from lemon_skills.search.embed import (
     top_similar,
     vectors,
 )
+from lemon_skills.search.index import Index
+from lemon_skills.search.scoring import said
 from lemon_skills.skills.model import Entry
 
 __all__ = [
@@ -52,12 +54,19 @@ class Similarity:
     """Cosine similarity of a query to every skill of one index (memoised per view), every
     vector centred on the mean of these skills' vectors (``search.embed.centred``)."""
 
-    def __init__(self, entries: Sequence[Entry], enc: Encoder | None = None) -> None:
+    def __init__(
+        self, entries: Sequence[Entry], enc: Encoder | None = None, *, core: Index | None = None
+    ) -> None:
         self.enc = enc or encoder()
         self.matrix, self.mean = centred(doc_vectors(entries, self.enc))
+        #: The lexical index of the same skills: which names in a request some skill states.
+        self.core = core
 
     def __call__(self, query: str, *, floor: float, top: int = 50) -> dict[int, float]:
-        """Skill number -> similarity, for the ``top`` most similar skills above ``floor``."""
+        """Skill number -> similarity, for the ``top`` most similar skills above ``floor``;
+        names no skill states (ticket ids, paths, hashes) are not embedded."""
+        if self.core is not None:
+            query = said(self.core, query)
         return top_similar(self.matrix, query, self.enc, floor=floor, top=top, mean=self.mean)
 
     def scores(self, query_vectors: Any) -> Any:
