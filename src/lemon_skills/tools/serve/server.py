@@ -310,7 +310,7 @@ def _result(text: str, is_error: bool) -> types.CallToolResult:
     )
 
 
-def _serving_process() -> None:
+def serving_process() -> None:
     # A serving process publishes local skills only: consuming MCP skills here could make a
     # server that lists itself start itself again.
     current().put(remote.Sources, remote.Sources([]))
@@ -318,7 +318,7 @@ def _serving_process() -> None:
 
 def checked(options: Options) -> Catalog:
     """The catalogue ``options`` would serve, built as a serving process builds it."""
-    _serving_process()
+    serving_process()
     return SkillServer(options).catalog
 
 
@@ -326,7 +326,7 @@ async def serve_stdio(options: Options) -> None:
     """Serve on stdin/stdout until the client hangs up."""
     from mcp.server.stdio import stdio_server
 
-    _serving_process()
+    serving_process()
     server = SkillServer(options)
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.watch)
@@ -344,7 +344,7 @@ async def serve_http(options: Options, host: str, port: int) -> None:
     """Serve Streamable HTTP on ``host:port`` at ``/mcp`` until interrupted."""
     import uvicorn
 
-    _serving_process()
+    serving_process()
     server = SkillServer(options)
     config = uvicorn.Config(http_app(server, host), host=host, port=port, log_level="warning")
     async with anyio.create_task_group() as tg:
