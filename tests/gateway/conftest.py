@@ -44,3 +44,22 @@ async def gateway(
         async with ClientSession(read, write, **session_kw) as session:
             await session.initialize()
             yield session
+
+
+SHIFTY = Path(__file__).resolve().parent / "servers" / "shifty.py"
+
+
+def shifty(name: str, state: Path, **extra: Any) -> dict[str, Any]:
+    """The shifty fixture (grow, confirm, counted) with its state in ``state``."""
+    state.mkdir(parents=True, exist_ok=True)
+    return {
+        "name": name,
+        "command": sys.executable,
+        "args": [str(SHIFTY)],
+        "env": {"SHIFTY_DIR": str(state)},
+    } | extra
+
+
+def text(result: Any) -> str:
+    """The text of a tool result's first block."""
+    return str(result.content[0].text)

@@ -8,9 +8,10 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import types
 from mcp.shared.exceptions import MCPError
 
-from tests.gateway.conftest import gateway
+from tests.gateway.conftest import gateway, shifty, text
 from tests.helpers.mcp import broken, smoke
 from tests.helpers.skills import write_skill
 
@@ -40,3 +41,54 @@ async def _tools_resources_prompts(project: Path) -> None:
         assert "mcp_fx_brief" in prompts
         got = await s.get_prompt("mcp_fx_brief", {"topic": "cats"})
         assert "cats" in got.messages[0].content.text
+
+
+def test_search_mode_lists_tool_search_and_adds_what_it_finds(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    servers(smoke("fx"), shifty("sh", tmp_path / "sh", always_load=["counted"]))
+
+    async def main() -> None:
+        changed = anyio.Event()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(getattr(message, "root", message), types.ToolListChangedNotification):
+                changed.set()
+
+        async with gateway(project, "--tools", "search", message_handler=on_message) as s:
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert "tool_search" in names and "mcp_sh_counted" in names  # pinned
+            assert "mcp_fx_echo" not in names
+            # Routed by name although not listed.
+            assert text(await s.call_tool("mcp_fx_echo", {"message": "x"})) == "echo:x"
+            none = await s.call_tool("tool_search", {"query": "zebra giraffe quantum"})
+            assert text(none).startswith("No tool matches")
+            found = await s.call_tool("tool_search", {"query": "echo a message back"})
+            assert "mcp_fx_echo" in text(found)
+            with anyio.fail_after(5):
+                await changed.wait()
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert "mcp_fx_echo" in names
+
+    anyio.run(main)
+
+
+def test_bad_input_is_answered_without_reaching_the_server(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    state = tmp_path / "sh"
+    servers(shifty("sh", state), broken("stuck", "hang", ready_timeout_ms=1500))
+
+    async def main() -> None:
+        async with gateway(project, "--tools", "all") as s:
+            with pytest.raises(MCPError, match="did you mean mcp_sh_counted"):
+                await s.call_tool("mcp_sh_countd", {"n": 1})
+            wrong = await s.call_tool("mcp_sh_counted", {"n": "three"})
+            assert wrong.is_error and "was not called" in text(wrong)
+            assert not (state / "counted.runs").exists()
+            with anyio.fail_after(5):  # the hung server's tool fails fast
+                stuck = await s.call_tool("mcp_stuck_anything", {})
+            assert stuck.is_error and "stuck" in text(stuck)
+            assert text(await s.call_tool("mcp_sh_counted", {"n": 1})) == "1"
+
+    anyio.run(main)

@@ -206,15 +206,29 @@ class Gateway:
         self, ctx: Any, client: Client, name: str, args: dict[str, Any], listing: Any
     ) -> types.CallToolResult:
         view = self.source.catalogue()
-        servers = [h.name for h in view.handles] if view is not None else []
-        owner = next((s for s in servers if name.startswith(f"mcp_{s}_")), None)
-        if owner is not None and catalog.admits(self._profile(), owner):
-            # A tool of a server that is down or not listed yet: the source says which.
-            return await self._invoke(ctx, client, owner, name, args)
+        handles = view.handles if view is not None else []
+        owner = next((h for h in handles if name.startswith(f"mcp_{h.name}_")), None)
+        if owner is not None and catalog.admits(self._profile(), owner.name):
+            if not owner.connected:
+                # A tool of a server that is down: the source says why, or reconnects it.
+                return await self._invoke(ctx, client, owner.name, name, args)
+            held = await self._held(owner.name, name)
+            if held is not None:
+                return results.error_result(held)
         known = [*listing.specs, TOOL_SEARCH, read_result_tool.name, "find_skills", "read_skill"]
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise MCPError(INVALID_PARAMS, f"unknown tool {name!r}{hint}")
+
+    async def _held(self, server: str, name: str) -> str | None:
+        status = await self.source.astatus()
+        for row in status["servers"].get(server, {}).get("held_tools", ()):
+            if name == f"mcp_{server}_{row.get('tool')}":
+                return (
+                    f"{name} is withheld: {row.get('reason')}; review it, then run "
+                    f"`lemon mcp approve-changes {server}`"
+                )
+        return None
 
     def _search_tool(self, listing: catalog.Listing, client: Client) -> Any:
         def search(query: str, limit: int) -> list[Any]:
