@@ -88,12 +88,13 @@ def admits(profile: Profile | None, server: str) -> bool:
 
 
 def _definition(spec: ToolSpec, raw: types.Tool | None) -> types.Tool:
+    # No outputSchema: a host must then get structured content with every result, and a
+    # result cut to its budget cannot carry it whole.
     return types.Tool(
         name=spec.name,
         title=spec.title or None,
         description=spec.description,
         input_schema=dict(spec.input_schema),
-        output_schema=raw.output_schema if raw is not None else None,
         annotations=raw.annotations if raw is not None else None,
     )
 

@@ -1,20 +1,28 @@
 """A server that changes under its host on purpose (stdio): ``grow`` adds the tool ``extra``
-and sends ``tools/list_changed``; ``confirm`` asks the host through elicitation;
+and sends ``tools/list_changed``; ``confirm`` asks the host through elicitation (an input-required result on 2026-07-28,
+a push on older sessions);
 ``counted(n)`` counts its runs in ``$SHIFTY_DIR/counted.runs`` (to prove a call never got
 there)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Elicit, Resolve
 from pydantic import BaseModel
 
 
 class Answer(BaseModel):
     ok: bool
+
+
+def _ask() -> Elicit[Answer]:
+    return Elicit("Really do it?", Answer)
 
 
 def build() -> MCPServer[Any]:
@@ -29,13 +37,14 @@ def build() -> MCPServer[Any]:
             return "extra!"
 
         server.add_tool(extra)
-        await ctx.request_context.session.send_tool_list_changed()
+        await ctx.notify_tools_changed()  # 2026-07-28: the subscriptions/listen stream
+        with contextlib.suppress(Exception):  # handshake era: a notification
+            await ctx.request_context.session.send_tool_list_changed()
         return "grown"
 
     @server.tool()
-    async def confirm(ctx: Context) -> str:
+    def confirm(answer: Annotated[ElicitationResult[Answer], Resolve(_ask)]) -> str:
         """Ask the host to confirm, and say what it answered."""
-        answer = await ctx.elicit("Really do it?", Answer)
         return f"{answer.action}:{getattr(getattr(answer, 'data', None), 'ok', None)}"
 
     @server.tool()
