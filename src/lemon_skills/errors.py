@@ -16,6 +16,8 @@ message from structured keyword fields::
      ├── ApprovalError          an approval cannot be found or decided
      │    └── ApprovalNotFound  no approval has that id
      ├── CuratorError           a curator pass or rollback could not run
+     ├── ServeError             an HTTP server could not start (port in use, unknown host)
+     ├── InvalidValue           a value given to a command is invalid (exit 2 at the CLI)
      └── McpError
           ├── McpConnectError   a server could not be started or reached
           ├── McpAuthError      OAuth failed
@@ -34,6 +36,8 @@ class LemonSkillsError(Exception):
     """Base class of every domain error; ``str(err)`` is a complete, user-facing sentence."""
 
     hint: str | None = None
+    #: What the command line exits with (2 marks a bad value, as click's usage errors do).
+    exit_code: int = 1
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -200,3 +204,14 @@ class RemoteSkillError(LemonSkillsError):
 
 class SchemaConversionError(LemonSkillsError):
     """A tool's input schema cannot be expressed in a model provider's schema dialect."""
+
+
+class ServeError(LemonSkillsError):
+    """An HTTP server could not start: the port is taken or out of reach, the host unknown."""
+
+
+class InvalidValue(LemonSkillsError):
+    """A value given to a command is invalid or refused (a bad ``HOST:PORT``, a network bind
+    without tokens); the command line exits 2 as for any usage error."""
+
+    exit_code = 2

@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _report_unreadable_state()
     except LemonSkillsError as exc:
         _error(str(exc), exc.hint)
-        return 1
+        return exc.exit_code
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 130
