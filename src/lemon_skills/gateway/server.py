@@ -63,7 +63,10 @@ class Gateway:
             approvals=options.approvals,
         )
         self.skills = SkillServer(Options(cwd=options.cwd, agent=options.agent))
-        self._listing: catalog.Listing | None = None
+        #: Skill servers and listings of agents bound by a token (``TOKEN AGENT``).
+        self._agents: dict[str | None, SkillServer] = {options.agent: self.skills}
+        self._listings: dict[str | None, catalog.Listing] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
         self._prompts: dict[str, tuple[str, str]] = {}
         self.server = self._build()
 
@@ -72,6 +75,7 @@ class Gateway:
     async def run(self, serve: Callable[[], Awaitable[None]]) -> None:
         """Run ``serve()`` with the upstream servers up and the watchers going."""
         async with self.source, anyio.create_task_group() as tg:
+            self._tg = tg
             tg.start_soon(self.skills.watch)
             tg.start_soon(self._watch)
             await serve()
@@ -106,31 +110,40 @@ class Gateway:
         srv.extensions.update(self.skills.server.extensions)
         return srv
 
-    def _skill(self, method: str) -> Any:
-        entry = self.skills.server.get_request_handler(method)
+    def _skill(self, method: str, client: Client) -> Any:
+        skills = self._agents.get(client.agent)
+        if skills is None:
+            skills = self._agents[client.agent] = SkillServer(
+                Options(cwd=self.options.cwd, agent=client.agent)
+            )
+            if self._tg is not None:
+                self._tg.start_soon(skills.watch)
+        entry = skills.server.get_request_handler(method)
         assert entry is not None
         return entry.handler
 
     # -- the catalogue ------------------------------------------------------------------
 
-    async def listing(self) -> catalog.Listing:
-        """The upstream catalogue as served now (discovers on first use and when stale)."""
+    async def listing(self, agent: str | None = None) -> catalog.Listing:
+        """The upstream catalogue as ``agent`` is served it now (discovers on first use and
+        when stale)."""
         tools = await self.source.adiscover_tools()
         view = self.source.catalogue()
         if view is None:
             return catalog.Listing(0, "all", {}, {}, ())
-        if self._listing is None or self._listing.generation != view.generation:
-            profile = self._profile()
-            self._listing = catalog.build(
+        hit = self._listings.get(agent)
+        if hit is None or hit.generation != view.generation:
+            profile = self._profile(agent)
+            hit = self._listings[agent] = catalog.build(
                 view, tools, self.options.tools, profile, self.options.budget
             )
-        return self._listing
+        return hit
 
-    def _profile(self) -> profiles.Profile | None:
-        if self.options.agent is None:
+    def _profile(self, agent: str | None) -> profiles.Profile | None:
+        if agent is None:
             return None
         v = registry.view(self.options.cwd)
-        return profiles.select(v.enablement.profiles, self.options.agent)
+        return profiles.select(v.enablement.profiles, agent)
 
     async def _watch(self) -> None:
         """Pass upstream ``list_changed`` news (seen as stale handles) on to every client."""
@@ -141,10 +154,9 @@ class Gateway:
                 continue
             before = view.generation
             try:
-                await self.listing()
+                changed = (await self.listing()).generation != before
             except LemonSkillsError:
                 continue
-            changed = self._listing is not None and self._listing.generation != before
             for client in self.clients.all():
                 await client.lists_changed(tools=changed, resources=True, prompts=True)
 
@@ -152,8 +164,8 @@ class Gateway:
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         client = self.clients.of(ctx)
-        own = await self._skill("tools/list")(ctx, params)
-        listing = await self.listing()
+        own = await self._skill("tools/list", client)(ctx, params)
+        listing = await self.listing(client.agent)
         tools = list(own.tools)
         if listing.mode == "all":
             tools += listing.tools.values()
@@ -167,16 +179,16 @@ class Gateway:
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
         name, args = params.name, dict(params.arguments or {})
         client = self.clients.of(ctx)
-        listing = self._listing or await self.listing()
+        listing = self._listings.get(client.agent) or await self.listing(client.agent)
         spec = listing.specs.get(name)
         if spec is None:
             if name in ("find_skills", "read_skill", "skill_manage"):
-                return await self._skill("tools/call")(ctx, params)
+                return await self._skill("tools/call", client)(ctx, params)
             if name == TOOL_SEARCH:
-                return await self._tool_search(client, await self.listing(), args)
+                return await self._tool_search(client, await self.listing(client.agent), args)
             if name == read_result_tool.name:
                 return await self._read_result(client, args)
-            listing = await self.listing()
+            listing = await self.listing(client.agent)
             spec = listing.specs.get(name)
             if spec is None:
                 return await self._unknown(ctx, client, name, args, listing)
@@ -208,7 +220,7 @@ class Gateway:
         view = self.source.catalogue()
         handles = view.handles if view is not None else []
         owner = next((h for h in handles if name.startswith(f"mcp_{h.name}_")), None)
-        if owner is not None and catalog.admits(self._profile(), owner.name):
+        if owner is not None and catalog.admits(self._profile(client.agent), owner.name):
             if not owner.connected:
                 # A tool of a server that is down: the source says why, or reconnects it.
                 return await self._invoke(ctx, client, owner.name, name, args)
@@ -265,20 +277,21 @@ class Gateway:
     # -- resources and prompts ----------------------------------------------------------
 
     async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
-        self.clients.of(ctx)
-        own = await self._skill("resources/list")(ctx, params)
-        rows = await self._upstream("resources")
+        client = self.clients.of(ctx)
+        own = await self._skill("resources/list", client)(ctx, params)
+        rows = await self._upstream("resources", client)
         extra = [r for r in rows if isinstance(r, types.Resource)]
         return types.ListResourcesResult(resources=[*own.resources, *extra])
 
     async def _list_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
-        own = await self._skill("resources/templates/list")(ctx, params)
-        rows = await self._upstream("resources")
+        client = self.clients.of(ctx)
+        own = await self._skill("resources/templates/list", client)(ctx, params)
+        rows = await self._upstream("resources", client)
         extra = [r for r in rows if isinstance(r, types.ResourceTemplate)]
         return types.ListResourceTemplatesResult(resource_templates=[*own.resource_templates, *extra])
 
-    async def _upstream(self, kind: Any) -> list[Any]:
-        listing = await self.listing()
+    async def _upstream(self, kind: Any, client: Client) -> list[Any]:
+        listing = await self.listing(client.agent)
         report = await self.source.areport(kind)
         out: list[Any] = []
         for row in report.rows:
@@ -306,8 +319,8 @@ class Gateway:
             )
         parts = catalog.unwrap_uri(uri)
         if parts is None:
-            return await self._skill("resources/read")(ctx, params)
-        listing = await self.listing()
+            return await self._skill("resources/read", client)(ctx, params)
+        listing = await self.listing(client.agent)
         server = listing.servers.get(parts[0])
         spec = listing.utilities.get((server or "", "resource_read"))
         if spec is None:
@@ -316,22 +329,24 @@ class Gateway:
         return results.read_contents(uri, out)
 
     async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
-        self.clients.of(ctx)
-        own = await self._skill("prompts/list")(ctx, params)
-        return types.ListPromptsResult(prompts=[*own.prompts, *await self._upstream("prompts")])
+        client = self.clients.of(ctx)
+        own = await self._skill("prompts/list", client)(ctx, params)
+        extra = await self._upstream("prompts", client)
+        return types.ListPromptsResult(prompts=[*own.prompts, *extra])
 
     async def _get_prompt(self, ctx: Any, params: Any) -> types.GetPromptResult:
+        client = self.clients.of(ctx)
         if params.name not in self._prompts:
-            await self._upstream("prompts")
+            await self._upstream("prompts", client)
         hit = self._prompts.get(params.name)
         if hit is None:
-            return await self._skill("prompts/get")(ctx, params)
-        listing = await self.listing()
+            return await self._skill("prompts/get", client)(ctx, params)
+        listing = await self.listing(client.agent)
         spec = listing.utilities.get((hit[0], "prompt_get"))
         if spec is None:
             raise MCPError(INVALID_PARAMS, f"no prompt {params.name!r}")
         args = {"name": hit[1], "arguments": dict(params.arguments or {})}
-        out = await self._utility(ctx, self.clients.of(ctx), hit[0], spec.name, args)
+        out = await self._utility(ctx, client, hit[0], spec.name, args)
         return results.prompt_contents(out)
 
     async def _utility(

@@ -39,11 +39,35 @@ HOSTS = ("claude", "cursor", "vscode", "codex")
     default=None,
     help="Print what to add to that host's MCP config to use the gateway, then exit.",
 )
+@click.option(
+    "--http",
+    "http",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio.",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Bearer tokens for --http, one per line (`TOKEN` or `TOKEN AGENT` to bind a token "
+    "to an agent profile); required off loopback.",
+)
+@click.option(
+    "--allow-origin",
+    "origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="Also accept requests from pages of this origin (repeatable).",
+)
 @json_option
 def gateway_cmd(
     tools: str,
     agent: str | None = None,
     host: str | None = None,
+    http: str | None = None,
+    token_file: Path | None = None,
+    origins: tuple[str, ...] = (),
     cwd: Path | None = None,
     as_json: bool = False,
 ) -> None:
@@ -55,6 +79,7 @@ def gateway_cmd(
     lemon's policy: approvals (asked through the host, or `lemon approvals`), pinning
     (`lemon mcp approve-changes`), result caps (read_result), timeouts.
     Put it in front of a host:  lemon mcp gateway --print-config claude
+    Over HTTP:  lemon mcp gateway --http 127.0.0.1:8765 [--token-file tokens.txt]
     """
     where = resolve_cwd(cwd)
     if host is not None:
@@ -69,4 +94,12 @@ def gateway_cmd(
     from lemon_skills.gateway.server import GatewayOptions
 
     options = GatewayOptions(cwd=where, agent=agent, tools=tools)  # type: ignore[arg-type]
-    anyio.run(serve_stdio, options)
+    if http is None:
+        anyio.run(serve_stdio, options)
+        return
+    from lemon_skills.gateway.http import serve_http
+    from lemon_skills.tools.serve.guard import Exposure, parse_bind, read_token_file
+
+    bind_host, port = parse_bind(http)
+    grants = read_token_file(token_file) if token_file is not None else ()
+    anyio.run(serve_http, options, Exposure(bind_host, port, grants, origins))
