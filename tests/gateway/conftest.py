@@ -21,7 +21,9 @@ def servers(agent_dir: Path) -> Callable[..., Path]:
     def write(*entries: dict[str, Any]) -> Path:
         agent_dir.mkdir(parents=True, exist_ok=True)
         path = agent_dir / "mcp.json"
-        doc = {"mcpServers": {e["name"]: {k: v for k, v in e.items() if k != "name"} for e in entries}}
+        doc = {
+            "mcpServers": {e["name"]: {k: v for k, v in e.items() if k != "name"} for e in entries}
+        }
         path.write_text(json.dumps(doc), encoding="utf-8")
         return path
 
@@ -29,9 +31,7 @@ def servers(agent_dir: Path) -> Callable[..., Path]:
 
 
 @asynccontextmanager
-async def gateway(
-    cwd: Path, *args: str, **session_kw: Any
-) -> AsyncIterator[ClientSession]:
+async def gateway(cwd: Path, *args: str, **session_kw: Any) -> AsyncIterator[ClientSession]:
     """A gateway process on stdio for ``cwd``, initialised, as a ``ClientSession``."""
     import os
 
@@ -40,10 +40,12 @@ async def gateway(
         args=["-m", "lemon_skills", "mcp", "gateway", "--cwd", str(cwd), *args],
         env=dict(os.environ),
     )
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write, **session_kw) as session:
-            await session.initialize()
-            yield session
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, **session_kw) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 SHIFTY = Path(__file__).resolve().parent / "servers" / "shifty.py"

@@ -50,11 +50,13 @@ def http_gateway(cwd: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str],
 @asynccontextmanager
 async def client(url: str, token: str, **kw: Any) -> AsyncIterator[ClientSession]:
     headers = {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(headers=headers, timeout=30) as http:
-        async with streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write, **kw) as session:
-                await session.initialize()
-                yield session
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=30) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write, **kw) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 def test_tokens_origin_and_body_are_checked(project: Path, servers: Any, tmp_path: Path) -> None:
@@ -92,15 +94,17 @@ def test_one_clients_found_tools_and_approvals_never_reach_another(
         return types.ElicitResult(action="accept", content={"decision": "deny"})
 
     async def main(url: str) -> None:
-        async with client(url, "alice", elicitation_callback=always) as a:
-            async with client(url, "bob", elicitation_callback=deny) as b:
-                await a.call_tool("tool_search", {"query": "echo a message back"})
-                mine = {t.name for t in (await a.list_tools()).tools}
-                theirs = {t.name for t in (await b.list_tools()).tools}
-                assert "mcp_fx_echo" in mine and "mcp_fx_echo" not in theirs
-                assert text(await a.call_tool("mcp_sh_counted", {"n": 1})) == "1"
-                refused = await b.call_tool("mcp_sh_counted", {"n": 1})
-                assert refused.is_error and "was not run" in text(refused)
+        async with (
+            client(url, "alice", elicitation_callback=always) as a,
+            client(url, "bob", elicitation_callback=deny) as b,
+        ):
+            await a.call_tool("tool_search", {"query": "echo a message back"})
+            mine = {t.name for t in (await a.list_tools()).tools}
+            theirs = {t.name for t in (await b.list_tools()).tools}
+            assert "mcp_fx_echo" in mine and "mcp_fx_echo" not in theirs
+            assert text(await a.call_tool("mcp_sh_counted", {"n": 1})) == "1"
+            refused = await b.call_tool("mcp_sh_counted", {"n": 1})
+            assert refused.is_error and "was not run" in text(refused)
 
     args = ("--http", "127.0.0.1:0", "--token-file", str(tokens), "--tools", "search")
     with http_gateway(project, *args) as (_, url):

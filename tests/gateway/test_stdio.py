@@ -15,6 +15,7 @@ from tests.gateway.conftest import gateway, shifty, text
 from tests.helpers.mcp import broken, smoke
 from tests.helpers.skills import write_skill
 
+
 def test_tools_resources_prompts_and_skills_through_one_server(
     project: Path, servers: Any, project_skills: Path
 ) -> None:

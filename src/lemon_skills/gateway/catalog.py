@@ -39,6 +39,8 @@ class Listing:
     specs: Mapping[str, ToolSpec]
     #: Tools every client sees in ``search`` mode (``always_load``).
     pinned: tuple[str, ...]
+    #: The source's ``Tool`` objects of the routable tools (what ``tool_search`` ranks).
+    objects: Mapping[str, Tool] = field(default_factory=dict)
     #: Utility specs (resource reads, prompt gets) by (server, kind).
     utilities: Mapping[tuple[str, str], ToolSpec] = field(default_factory=dict)
     servers: Mapping[str, str] = field(default_factory=dict)
@@ -77,6 +79,7 @@ def build(
         tools=defs,
         specs=specs,
         pinned=tuple(pinned),
+        objects={t.name: t for t in mine},
         utilities=utilities,
         servers={slug(h.name): h.name for h in view.handles if admits(profile, h.name)},
     )

@@ -44,7 +44,11 @@ def snippet(
             f"command = {json.dumps(command)}",
             "args = [" + ", ".join(json.dumps(a) for a in args) + "]",
         ]
-        return "\n".join(lines), {"host": host, "where": WHERE[host], "mcp_servers": {"lemon": entry}}
+        return "\n".join(lines), {
+            "host": host,
+            "where": WHERE[host],
+            "mcp_servers": {"lemon": entry},
+        }
     if host == "vscode":
         data: dict[str, Any] = {"servers": {"lemon": {"type": "stdio", **entry}}}
     else:

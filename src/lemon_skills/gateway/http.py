@@ -59,7 +59,7 @@ async def serve_http(options: GatewayOptions, exposure: Exposure) -> None:
     serving_process()
     # A response stream in flight is a call in flight: let it end with its answer (uvicorn's
     # grace bounds the wait) instead of cutting every stream at the signal.
-    AppStatus.disable_automatic_graceful_drain()
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
     gateway = Gateway(options, Clients(http_key, agent=options.agent))
 
     def listening(url: str) -> None:

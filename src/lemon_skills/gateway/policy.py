@@ -152,7 +152,8 @@ class Forwarder:
         if who is None or caps is None or caps.sampling is None:
             raise McpToolError("no host to ask: the calling host cannot sample", server=None)
         request = types.CreateMessageRequest(params=params)
-        return await _send(who.ctx, request, types.CreateMessageResult)
+        result: types.CreateMessageResult = await _send(who.ctx, request, types.CreateMessageResult)
+        return result
 
 
 async def _send(ctx: Any, request: Any, result_type: Any) -> Any:

@@ -247,7 +247,7 @@ class Gateway:
             from lemon_skills.mcp.toolsearch import find_tools
 
             found = find_tools(query, max_results=limit, source=self.source)
-            return [_as_tool(listing.tools[m.spec.name]) for m in found if m.spec.name in listing.tools]
+            return [listing.objects[m.spec.name] for m in found if m.spec.name in listing.objects]
 
         return tool_search_tool(search)
 
@@ -288,7 +288,9 @@ class Gateway:
         own = await self._skill("resources/templates/list", client)(ctx, params)
         rows = await self._upstream("resources", client)
         extra = [r for r in rows if isinstance(r, types.ResourceTemplate)]
-        return types.ListResourceTemplatesResult(resource_templates=[*own.resource_templates, *extra])
+        return types.ListResourceTemplatesResult(
+            resource_templates=[*own.resource_templates, *extra]
+        )
 
     async def _upstream(self, kind: Any, client: Client) -> list[Any]:
         listing = await self.listing(client.agent)
@@ -319,14 +321,16 @@ class Gateway:
             )
         parts = catalog.unwrap_uri(uri)
         if parts is None:
-            return await self._skill("resources/read", client)(ctx, params)
+            own: types.ReadResourceResult = await self._skill("resources/read", client)(ctx, params)
+            return own
         listing = await self.listing(client.agent)
         server = listing.servers.get(parts[0])
         spec = listing.utilities.get((server or "", "resource_read"))
         if spec is None:
             raise MCPError(INVALID_PARAMS, f"no such resource: {uri}")
         out = await self._utility(ctx, client, spec.server, spec.name, {"uri": parts[1]})
-        return results.read_contents(uri, out)
+        contents: types.ReadResourceResult = results.read_contents(uri, out)
+        return contents
 
     async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         client = self.clients.of(ctx)
@@ -340,14 +344,16 @@ class Gateway:
             await self._upstream("prompts", client)
         hit = self._prompts.get(params.name)
         if hit is None:
-            return await self._skill("prompts/get", client)(ctx, params)
+            skill: types.GetPromptResult = await self._skill("prompts/get", client)(ctx, params)
+            return skill
         listing = await self.listing(client.agent)
         spec = listing.utilities.get((hit[0], "prompt_get"))
         if spec is None:
             raise MCPError(INVALID_PARAMS, f"no prompt {params.name!r}")
         args = {"name": hit[1], "arguments": dict(params.arguments or {})}
         out = await self._utility(ctx, client, hit[0], spec.name, args)
-        return results.prompt_contents(out)
+        got: types.GetPromptResult = results.prompt_contents(out)
+        return got
 
     async def _utility(
         self, ctx: Any, client: Client, server: str, name: str, args: dict[str, Any]
@@ -376,16 +382,6 @@ def _text(text: str) -> types.CallToolResult:
 
 
 def _definition(tool: Any) -> types.Tool:
-    return types.Tool(name=tool.name, description=tool.description, input_schema=dict(tool.parameters))
-
-
-def _as_tool(defn: types.Tool) -> Any:
-    from lemon_skills.tool import Tool
-
-    return Tool(
-        name=defn.name,
-        description=defn.description or "",
-        parameters=defn.input_schema,
-        handler=lambda params, ctx: None,  # listed only: calls go through the gateway
-        origin="mcp",
+    return types.Tool(
+        name=tool.name, description=tool.description, input_schema=dict(tool.parameters)
     )

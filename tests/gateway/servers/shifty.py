@@ -1,6 +1,6 @@
 """A server that changes under its host on purpose (stdio): ``grow`` adds the tool ``extra``
-and sends ``tools/list_changed``; ``confirm`` asks the host through elicitation (an input-required result on 2026-07-28,
-a push on older sessions);
+and sends ``tools/list_changed``; ``confirm`` asks the host through elicitation (an
+input-required result on 2026-07-28, a push on older sessions);
 ``counted(n)`` counts its runs in ``$SHIFTY_DIR/counted.runs`` (to prove a call never got
 there)."""
 
