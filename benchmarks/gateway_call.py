@@ -96,12 +96,16 @@ async def calls(work: Path, n: int, rounds: int) -> None:
 
         for k in paths:  # warm-up
             await _block(caller(k), 50)
+        trees = _trees()
         order = list(paths)
         rows: list[dict[str, float]] = []
+        cpu = {k: 0.0 for k in paths}
         for r in range(rounds):
             p50 = {}
             for k in order[r % 3 :] + order[: r % 3]:
+                before = _cpu(trees[k])
                 p50[k] = await _block(caller(k), n)
+                cpu[k] += _cpu(trees[k]) - before
             rows.append(p50)
             print(
                 f"round {r + 1}: p50 direct {p50['direct']:.3f} ms, gateway "
@@ -117,6 +121,39 @@ async def calls(work: Path, n: int, rounds: int) -> None:
         f"{med['gateway']:.3f} ms, fastmcp proxy {med['fastmcp']:.3f} ms; median ratio "
         f"gateway/direct {g:.2f}x (target <= 2.2x), fastmcp/direct {f:.2f}x"
     )
+    per = {k: cpu[k] / (rounds * n) * 1e6 for k in paths}
+    print(
+        f"server-side CPU per call (every process of the path): direct {per['direct']:.0f} us, "
+        f"gateway {per['gateway']:.0f} us ({per['gateway'] / per['direct']:.2f}x), fastmcp "
+        f"{per['fastmcp']:.0f} us ({per['fastmcp'] / per['direct']:.2f}x)"
+    )
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
+def _trees() -> dict[str, list[int]]:
+    """The processes of each path: the first-level child and its children."""
+    trees: dict[str, list[int]] = {}
+    for pid in _children(os.getpid()):
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        kind = "gateway" if " gateway " in cmd else "fastmcp" if "proxy.py" in cmd else "direct"
+        trees[kind] = [pid, *_children(pid)]
+    return trees
+
+
+def _cpu(pids: list[int]) -> float:
+    """User + system CPU seconds of ``pids``."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / tick
 
 
 async def search(work: Path) -> None:
