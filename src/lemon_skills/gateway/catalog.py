@@ -44,6 +44,21 @@ class Listing:
     #: Utility specs (resource reads, prompt gets) by (server, kind).
     utilities: Mapping[tuple[str, str], ToolSpec] = field(default_factory=dict)
     servers: Mapping[str, str] = field(default_factory=dict)
+    #: Each tool's wire form, made on first listing (see ``gateway/wire``).
+    wire: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def wire_tool(self, name: str) -> dict[str, Any]:
+        """``name``'s definition as sent, dumped once per generation."""
+        hit = self.wire.get(name)
+        if hit is None:
+            hit = self.wire[name] = dump(self.tools[name])
+        return hit
+
+
+def dump(tool: types.Tool) -> dict[str, Any]:
+    """A tool definition in its wire form."""
+    out: dict[str, Any] = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return out
 
 
 def build(

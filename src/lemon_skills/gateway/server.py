@@ -22,6 +22,7 @@ from lemon_skills.errors import LemonSkillsError
 from lemon_skills.gateway import catalog, results
 from lemon_skills.gateway.clients import Calling, Client, Clients, calling
 from lemon_skills.gateway.policy import Approver, Forwarder, Inflight
+from lemon_skills.gateway.wire import ListingFastPath
 from lemon_skills.mcp.source import McpSource
 from lemon_skills.mcp.spill import read_result_tool
 from lemon_skills.skills import registry
@@ -108,6 +109,7 @@ class Gateway:
             if entry is not None:
                 srv.add_request_handler(method, entry.params_type, entry.handler)
         srv.extensions.update(self.skills.server.extensions)
+        srv.middleware.append(ListingFastPath(self.visible, srv))
         return srv
 
     def _skill(self, method: str, client: Client) -> Any:
@@ -163,18 +165,22 @@ class Gateway:
     # -- tools --------------------------------------------------------------------------
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        client = self.clients.of(ctx)
-        own = await self._skill("tools/list", client)(ctx, params)
-        listing = await self.listing(client.agent)
-        tools = list(own.tools)
-        if listing.mode == "all":
-            tools += listing.tools.values()
-        else:
-            shown = [*listing.pinned, *sorted(client.added)]
-            tools += [listing.tools[n] for n in dict.fromkeys(shown) if n in listing.tools]
-            tools.append(_definition(self._search_tool(listing, client)))
-        tools.append(_definition(read_result_tool))
+        own, listing, names, extra = await self.visible(ctx)
+        tools = [*own, *(listing.tools[n] for n in names), *extra]
         return types.ListToolsResult(tools=tools)
+
+    async def visible(self, ctx: Any) -> tuple[list[types.Tool], Any, list[str], list[Any]]:
+        """What ``ctx``'s client lists: the skills' tools, the listing and the names of it
+        shown, and the gateway's own tools (``tool_search``, ``read_result``)."""
+        client = self.clients.of(ctx)
+        own = await self._skill("tools/list", client)(ctx, None)
+        listing = await self.listing(client.agent)
+        extra = [_definition(read_result_tool)]
+        if listing.mode == "all":
+            return list(own.tools), listing, list(listing.tools), extra
+        shown = dict.fromkeys([*listing.pinned, *sorted(client.added)])
+        extra.insert(0, _definition(self._search_tool(listing, client)))
+        return list(own.tools), listing, [n for n in shown if n in listing.tools], extra
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
         name, args = params.name, dict(params.arguments or {})
