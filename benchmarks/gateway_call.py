@@ -99,7 +99,7 @@ async def calls(work: Path, n: int, rounds: int) -> None:
         trees = _trees()
         order = list(paths)
         rows: list[dict[str, float]] = []
-        cpu = {k: 0.0 for k in paths}
+        cpu = dict.fromkeys(paths, 0.0)
         for r in range(rounds):
             p50 = {}
             for k in order[r % 3 :] + order[: r % 3]:

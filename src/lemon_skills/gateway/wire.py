@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcp.server.runner import SERVER_INFO_META_KEY
+from mcp.types import SERVER_INFO_META_KEY
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from lemon_skills.gateway.catalog import dump
