@@ -3,12 +3,15 @@ namespaced, skills as `lemon mcp serve` serves them, bad input answered clearly.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import types
+from mcp import Client, StdioServerParameters, types
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp.shared.exceptions import MCPError
 
 from tests.gateway.conftest import gateway, shifty, text
@@ -91,5 +94,31 @@ def test_bad_input_is_answered_without_reaching_the_server(
                 stuck = await s.call_tool("mcp_stuck_anything", {})
             assert stuck.is_error and "stuck" in text(stuck)
             assert text(await s.call_tool("mcp_sh_counted", {"n": 1})) == "1"
+
+    anyio.run(main)
+
+
+def test_a_2026_client_hears_of_found_tools_on_its_listen_stream(
+    project: Path, servers: Any
+) -> None:
+    servers(smoke("fx"))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "lemon_skills", "mcp", "gateway", "--cwd", str(project), "--tools", "search"],
+        env=dict(os.environ),
+    )
+
+    async def main() -> None:
+        async with Client(params) as client:
+            assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "mcp_fx_echo" not in names
+            async with client.listen(tools_list_changed=True) as sub:
+                await client.call_tool("tool_search", {"query": "echo a message back"})
+                with anyio.fail_after(10):
+                    event = await sub.__anext__()
+            assert type(event).__name__ == "ToolsListChanged"
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "mcp_fx_echo" in names
 
     anyio.run(main)

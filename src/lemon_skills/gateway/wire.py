@@ -17,6 +17,7 @@ from mcp.types import SERVER_INFO_META_KEY
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from lemon_skills.gateway.catalog import dump
+from lemon_skills.tools.serve.server import CACHE_HINTS
 
 Visible = Callable[[Any], Awaitable[tuple[list[Any], Any, list[str], list[Any]]]]
 
@@ -35,6 +36,7 @@ class ListingFastPath:
         tools = [*map(dump, own), *map(listing.wire_tool, names), *map(dump, extra)]
         out: dict[str, Any] = {"tools": tools}
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            out["resultType"] = "complete"
+            # Lists differ per client and change with tool_search: never reused unasked.
+            out.update(CACHE_HINTS, resultType="complete")
             out["_meta"] = {SERVER_INFO_META_KEY: self.server.server_info_stamp}
         return out
