@@ -80,6 +80,7 @@ def test_tokens_origin_and_body_are_checked(project: Path, servers: Any, tmp_pat
         anyio.run(main)
 
 
+@pytest.mark.slow
 def test_one_clients_found_tools_and_approvals_never_reach_another(
     project: Path, servers: Any, tmp_path: Path
 ) -> None:

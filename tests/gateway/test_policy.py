@@ -14,7 +14,7 @@ from mcp import types
 
 from lemon_skills.approvals import ApprovalStore
 from tests.gateway.conftest import gateway, shifty, text
-from tests.helpers.mcp import SERVERS
+from tests.helpers.mcp import SERVERS, rich
 
 
 def policy(name: str, state: Path, **extra: Any) -> dict[str, Any]:
@@ -60,6 +60,7 @@ def test_a_host_without_elicitation_gets_a_pending_approval_and_nothing_runs(
     assert "needs approval" in anyio.run(main)
 
 
+@pytest.mark.slow
 def test_a_host_with_elicitation_is_asked_once_always_or_deny(
     project: Path, servers: Any, tmp_path: Path
 ) -> None:
@@ -82,6 +83,7 @@ def test_a_host_with_elicitation_is_asked_once_always_or_deny(
     assert ApprovalStore().list(status=None) == []
 
 
+@pytest.mark.slow
 def test_a_huge_result_is_cut_and_the_whole_is_reachable_through_the_gateway(
     project: Path, servers: Any, tmp_path: Path
 ) -> None:
@@ -103,6 +105,7 @@ def test_a_huge_result_is_cut_and_the_whole_is_reachable_through_the_gateway(
     anyio.run(main)
 
 
+@pytest.mark.slow
 def test_a_changed_tool_is_withheld_until_approve_changes(
     project: Path, servers: Any, tmp_path: Path
 ) -> None:
@@ -150,6 +153,7 @@ def test_a_crash_mid_call_fails_that_call_only_and_is_never_resent(
     assert seen == [1, 2, 3]
 
 
+@pytest.mark.slow
 def test_upstream_list_changed_and_elicitation_reach_the_host(
     project: Path, servers: Any, tmp_path: Path
 ) -> None:
@@ -177,3 +181,49 @@ def test_upstream_list_changed_and_elicitation_reach_the_host(
             assert text(await s.call_tool("mcp_sh_extra", {})) == "extra!"
 
     anyio.run(main)
+
+
+@pytest.mark.slow
+def test_upstream_sampling_goes_to_the_calling_host_under_the_entry_policy(
+    project: Path, servers: Any
+) -> None:
+    servers(rich("rich", sampling={"mode": "model", "max_tokens": 32}), rich("mute"))
+    asked: list[int] = []
+
+    async def sample(context: Any, params: Any) -> types.CreateMessageResult:
+        asked.append(params.max_tokens)
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="4"), model="host"
+        )
+
+    async def main() -> tuple[Any, Any]:
+        async with gateway(project, "--tools", "all", sampling_callback=sample) as s:
+            ok = await s.call_tool("mcp_rich_ask", {"question": "2+2?"})
+            refused = await s.call_tool("mcp_mute_ask", {"question": "2+2?"})
+            return ok, refused
+
+    ok, refused = anyio.run(main)
+    assert text(ok) == "model said: 4" and asked == [16]
+    assert refused.is_error or "4" not in text(refused)
+
+
+@pytest.mark.slow
+def test_a_call_the_host_cancels_is_cancelled_upstream(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    state = tmp_path / "fl"
+    servers(flaky("fl", state))
+
+    async def main() -> str:
+        async with gateway(project, "--tools", "all") as s:
+            await s.call_tool("mcp_fl_count", {})  # the server is up: the call reaches it
+            with anyio.move_on_after(1.5):
+                await s.call_tool("mcp_fl_long", {"seconds": 20, "every": 0.2})
+            for _ in range(50):
+                if (state / "cancelled").exists():
+                    break
+                await anyio.sleep(0.1)
+            return text(await s.call_tool("mcp_fl_count", {}))
+
+    assert anyio.run(main) == "2"  # the gateway and the server go on serving
+    assert (state / "cancelled").read_text() == "yes"

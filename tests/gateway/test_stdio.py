@@ -98,6 +98,7 @@ def test_bad_input_is_answered_without_reaching_the_server(
     anyio.run(main)
 
 
+@pytest.mark.slow
 def test_a_2026_client_hears_of_found_tools_on_its_listen_stream(
     project: Path, servers: Any
 ) -> None:
