@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp.shared.exceptions import MCPError
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from tests.gateway.conftest import gateway, shifty, text
 from tests.helpers.mcp import broken, smoke
