@@ -118,9 +118,9 @@ def render(entry: Entry, v: View, params: Mapping[str, Any], view: str) -> tuple
     st = api.status(entry.key, cwd=v.cwd)
     lines = _header(entry, st)
     if params.get("include_status") is True:
-        lines += _status_lines(st)
+        lines += status_lines(st)
     if params.get("include_manifest") is True:
-        lines += _manifest_lines(entry)
+        lines += manifest_lines(entry)
     if view == "summary":
         if entry.source == "mcp":
             files = remote.files_of(entry)
@@ -133,7 +133,7 @@ def render(entry: Entry, v: View, params: Mapping[str, Any], view: str) -> tuple
             lines += ["## Files", "", *(f"- {f} ({base / f})" for f in files), ""]
         return "\n".join(lines).rstrip("\n"), False, False
     title, content, is_error = _content(entry, params, view)
-    content, truncated = _truncate(content, params.get("max_chars"))
+    content, truncated = truncate(content, params.get("max_chars"))
     lines += [title, "", content]
     return "\n".join(lines), is_error, truncated
 
@@ -264,6 +264,9 @@ def _file(entry: Entry, rel: Any) -> tuple[str, str, bool]:
         )
     if "\x00" in str(rel):
         return title, "Path contains a NUL byte; name a file of the skill.", True
+    if any(part.startswith(".") and part != ".." for part in Path(str(rel)).parts):
+        # A .env or .git/config sits in the folder but is not part of the skill.
+        return title, f"Path '{rel}' names a hidden file, which is not part of the skill.", True
     base = entry.path.resolve()
     target = (entry.path / str(rel)).resolve()
     if target != base and base not in target.parents:
@@ -341,7 +344,7 @@ def _header(entry: Entry, st: SkillStatus) -> list[str]:
     return [*lines, ""]
 
 
-def _status_lines(st: SkillStatus) -> list[str]:
+def status_lines(st: SkillStatus) -> list[str]:
     lines = ["## Status", "", f"**Ready:** {str(st.ready).lower()}"]
     if st.disabled:
         lines.append(
@@ -360,7 +363,7 @@ def _status_lines(st: SkillStatus) -> list[str]:
     return [*lines, ""]
 
 
-def _manifest_lines(entry: Entry) -> list[str]:
+def manifest_lines(entry: Entry) -> list[str]:
     m = entry.manifest
     lines = []
     if tuple(m.platforms) != ("any",):
@@ -381,7 +384,7 @@ def _manifest_lines(entry: Entry) -> list[str]:
     return ["## Manifest", "", *lines, ""] if lines else []
 
 
-def _truncate(content: str, max_chars: Any) -> tuple[str, bool]:
+def truncate(content: str, max_chars: Any) -> tuple[str, bool]:
     if (
         isinstance(max_chars, int)
         and not isinstance(max_chars, bool)

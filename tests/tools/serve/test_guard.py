@@ -168,3 +168,14 @@ def test_the_listening_url_is_the_real_port(served: tuple[str, int]):
     url, port = served
     assert url == f"http://127.0.0.1:{port}/mcp"
     assert httpx.get(url, timeout=10).status_code == 401
+
+
+def test_an_app_that_fails_to_start_is_one_error_not_a_crash():
+    async def broken(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "lifespan.startup.failed", "message": "no database"})
+
+    urls: list[str] = []
+    with pytest.raises(ServeError, match="failed to start"):
+        anyio.run(lambda: run_http(broken, Exposure("127.0.0.1", 0), on_listening=urls.append))
+    assert urls == []

@@ -19,6 +19,23 @@ from lemon_skills.paths import resolve_cwd
     metavar="HOST:PORT",
     help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio.",
 )
+@click.option(
+    "--token-file",
+    "token_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="With --http: bearer tokens clients must send, one per line; 'TOKEN AGENT' binds a "
+    "token to an agent profile. Required for any bind but 127.0.0.1, localhost or ::1.",
+)
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="With --http: also accept browser requests from this origin, e.g. "
+    "https://app.example (repeatable). Other origins get 403.",
+)
 @project_option("Project whose skills are served, with the global ones (default: current dir).")
 @click.option(
     "--skills-only/--tools",
@@ -51,15 +68,23 @@ def serve_cmd(
     check: bool = False,
     cwd: Path | None = None,
     agent: str | None = None,
+    token_file: Path | None = None,
+    allow_origins: tuple[str, ...] = (),
 ) -> int | None:
     """Serve this project's skills to any MCP host (SEP-2640 skills, prompts and tools).
 
     Read-only unless --allow-write. Serves what `lemon prompt` would offer, and tells
     clients when a skill is added, edited or removed.
+
+    \b
+    Over HTTP (Streamable HTTP at /mcp):
+      lemon mcp serve --http 127.0.0.1:8765                        this machine only
+      lemon mcp serve --http 0.0.0.0:8765 --token-file tokens.txt  the network, with tokens
+    Requests whose Host or Origin is not the server's own get 403 (DNS rebinding, web pages).
     """
     import anyio
 
-    from lemon_skills.tools.serve.server import Options, serve_http, serve_stdio
+    from lemon_skills.tools.serve.server import Options, serve_stdio
 
     options = Options(
         cwd=resolve_cwd(cwd), tools=not skills_only, allow_write=allow_write, agent=agent
@@ -67,12 +92,28 @@ def serve_cmd(
     if check:
         return _serve_check(options)
     if http is None:
+        if token_file is not None or allow_origins:
+            raise click.UsageError("--token-file and --allow-origin need --http HOST:PORT")
         anyio.run(serve_stdio, options)
         return None
-    host, _, port = http.rpartition(":")
-    if not host or not port.isdigit():
-        raise click.BadParameter("expected HOST:PORT, e.g. 127.0.0.1:8765", param_hint="--http")
-    anyio.run(serve_http, options, host, int(port))
+    from lemon_skills.tools.serve.guard import (
+        Exposure,
+        check_exposure,
+        parse_bind,
+        read_token_file,
+    )
+    from lemon_skills.tools.serve.web import serve_http
+
+    host, port = parse_bind(http)
+    grants = read_token_file(token_file) if token_file is not None else ()
+    exposure = Exposure(host, port, grants=grants, allowed_origins=tuple(allow_origins))
+    check_exposure(exposure)
+
+    def listening(url: str) -> None:
+        tokens = f", {len(grants)} bearer token(s)" if grants else ""
+        click.echo(f"serving skills on {url}{tokens} (Ctrl-C stops)")
+
+    anyio.run(serve_http, options, exposure, listening)
     return None
 
 
@@ -90,6 +131,10 @@ def _serve_check(options: Any) -> int:
         )
         for key, own, served in renamed:
             click.echo(f"  {key}: {own!r} as {served!r}")
+    if catalog.normalised:
+        click.echo(f"{len(catalog.normalised)} served with normalised frontmatter:")
+        for why in catalog.normalised:
+            click.echo(f"  {why}")
     if catalog.skipped:
         click.echo(f"{len(catalog.skipped)} not served:")
         for why in catalog.skipped:

@@ -21,7 +21,7 @@ from typing import Any
 from lemon_skills import _yaml
 from lemon_skills.errors import ManifestError
 from lemon_skills.skills.api import prompt_catalogue
-from lemon_skills.skills.manifest import split_frontmatter
+from lemon_skills.skills.manifest import parse_skill, split_frontmatter
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.registry import View
 from lemon_skills.skills.remote.model import ORIGINAL_NAME_KEY
@@ -83,7 +83,7 @@ class Catalog:
 
     def __init__(self) -> None:
         self._digests: dict[str, tuple[tuple[int, int], str]] = {}
-        self._fronts: dict[str, tuple[tuple[int, int], dict[str, Any] | None]] = {}
+        self._fronts: dict[str, tuple[tuple[int, int], tuple[dict[str, Any] | None, str]]] = {}
         self._renames: dict[
             str, tuple[tuple[tuple[int, int], str], tuple[dict[str, Any], ServedFile] | None]
         ] = {}
@@ -91,6 +91,8 @@ class Catalog:
         self.skills: dict[str, ServedSkill] = {}
         self.files: dict[str, tuple[ServedSkill, ServedFile]] = {}
         self.skipped: list[str] = []
+        #: ``key: why`` of every skill served with its frontmatter re-emitted as plain YAML.
+        self.normalised: list[str] = []
         self.fingerprint: str = ""
         self.generation = 0
         #: The ``skills/list`` entries, built once per generation.
@@ -101,6 +103,7 @@ class Catalog:
         served changed."""
         skills: dict[str, ServedSkill] = {}
         skipped: list[str] = []
+        normalised: list[str] = []
         # Skills served under their own names first: one renamed into a taken name yields.
         ordered = sorted(prompt_catalogue(view, profile), key=lambda e: not valid_name(e.name))
         for entry in ordered:
@@ -113,12 +116,15 @@ class Catalog:
                 skipped.append(f"{entry.key}: its name is served by another skill")
             else:
                 skills[served.uri] = served
+                if why:
+                    normalised.append(f"{entry.key}: {why}")
         # Every listed field derives from the files (the frontmatter from SKILL.md), so their
         # uris and digests say whether anything served changed.
         fp = hashlib.sha256(
             "\n".join(f"{f.uri} {f.digest}" for s in skills.values() for f in s.files).encode()
         ).hexdigest()
         self.skipped = skipped
+        self.normalised = normalised
         if fp == self.fingerprint:
             return False
         self.skills = skills
@@ -171,10 +177,10 @@ class Catalog:
         main = next((f for f in files if f.rel == "SKILL.md"), None)
         if main is None:
             return None, "no SKILL.md"
-        front = self._frontmatter(entry, main)
+        front, lenient = self._frontmatter(entry, main)
         if front is None or front.get("name") != name:
             return None, "its SKILL.md has no YAML frontmatter naming it"
-        if served_name != name:
+        if served_name != name or lenient:
             renamed = self._renamed(entry, main, front, served_name)
             if renamed is None:
                 return None, f"its SKILL.md could not be served under the name {served_name!r}"
@@ -184,15 +190,16 @@ class Catalog:
         listed = self._listed.get((uri, served))
         if listed is None:
             listed = _listed(uri, front, served)
-        return ServedSkill(entry, uri, front, served, listed), ""
+        return ServedSkill(entry, uri, front, served, listed), lenient
 
     def _renamed(
         self, entry: Entry, main: ServedFile, front: Mapping[str, Any], served_name: str
     ) -> tuple[dict[str, Any], ServedFile] | None:
-        """The frontmatter and SKILL.md of a skill served under ``served_name``: the name
-        replaced, the skill's own name kept in ``metadata`` (``ORIGINAL_NAME_KEY``), the body as
-        it is. The listing and the served file carry the same frontmatter, as the extension
-        requires; digest and size are those of the served bytes."""
+        """The frontmatter and SKILL.md of a skill served under ``served_name`` or whose
+        frontmatter only lemon's lenient reading accepts: re-emitted as plain YAML, a replaced
+        name kept in ``metadata`` (``ORIGINAL_NAME_KEY``), the body as it is. The listing and
+        the served file carry the same frontmatter, as the extension requires; digest and size
+        are those of the served bytes."""
         sig = self._digests[main.path][0]
         hit = self._renames.get(main.path)
         if hit is not None and hit[0] == (sig, served_name):
@@ -206,7 +213,8 @@ class Catalog:
         self._renames[main.path] = ((sig, served_name), out)
         return out
 
-    def _frontmatter(self, entry: Entry, main: ServedFile) -> dict[str, Any] | None:
+    def _frontmatter(self, entry: Entry, main: ServedFile) -> tuple[dict[str, Any] | None, str]:
+        """The frontmatter and, when only the lenient reading accepts it, why."""
         sig = self._digests[main.path][0]
         hit = self._fronts.get(main.path)
         if hit is None or hit[0] != sig:
@@ -264,34 +272,46 @@ def _renamed_text(
     except (OSError, UnicodeDecodeError, ManifestError):
         return None
     meta = front.get("metadata")
-    if meta is not None and not isinstance(meta, dict):
-        return None  # nowhere to keep the skill's own name
-    new_front = {
-        **front,
-        "name": served_name,
-        "metadata": {**(meta or {}), ORIGINAL_NAME_KEY: front["name"]},
-    }
+    new_front = dict(front)
+    if served_name != front["name"]:
+        if meta is not None and not isinstance(meta, dict):
+            return None  # nowhere to keep the skill's own name
+        new_front["name"] = served_name
+        new_front["metadata"] = {**(meta or {}), ORIGINAL_NAME_KEY: front["name"]}
     text = f"---\n{_yaml.safe_dump(new_front)}---\n\n{split.body}\n"
     return new_front, text.encode("utf-8")
 
 
-def _frontmatter(entry: Entry) -> dict[str, Any] | None:
-    """The SKILL.md frontmatter verbatim (as JSON values), or None when it has none."""
+def _frontmatter(entry: Entry) -> tuple[dict[str, Any] | None, str]:
+    """The SKILL.md frontmatter verbatim (as JSON values), or as lemon's lenient reading
+    takes it (an unquoted ``: `` in a value, TOML) with the reason; None when it has none."""
+    why = ""
     try:
-        split = split_frontmatter(entry.content())
-        data = _yaml.safe_load(split.frontmatter) if split.format == "yaml" else None
-    except (OSError, UnicodeDecodeError, ManifestError, _yaml.YAMLError):
-        return None
+        text = entry.content()
+        split = split_frontmatter(text)
+        if split.format != "yaml":
+            raise ValueError(f"its frontmatter is {split.format.upper()}, not YAML")
+        data = _yaml.safe_load(split.frontmatter)
+    except (OSError, UnicodeDecodeError, ManifestError):
+        return None, ""
+    except (_yaml.YAMLError, ValueError) as exc:
+        why = str(exc) if isinstance(exc, ValueError) else "its YAML frontmatter is invalid"
+        try:
+            data = dict(parse_skill(text).manifest.raw)
+        except ManifestError:
+            return None, ""
+        why += "; served with the frontmatter as lemon reads it, re-emitted as plain YAML"
     if not isinstance(data, dict):
-        return None
+        return None, ""
     # YAML dates and the like become strings, as any JSON listing would carry them.
     loaded: dict[str, Any] = json.loads(json.dumps(data, default=str))
-    return loaded
+    return loaded, why
 
 
 def _walk(skill_dir: Path) -> list[str]:
-    """Regular files under the skill dir, as sorted posix paths (no symlinks, no hidden dirs):
-    each folder's files, then its subfolders in order."""
+    """Regular files under the skill dir, as sorted posix paths (no symlinks, nothing hidden:
+    a ``.env`` or ``.git`` is the author's, not the skill's): each folder's files, then its
+    subfolders in order."""
     out: list[str] = []
     _visit(os.fspath(skill_dir), "", out)
     return out
@@ -310,7 +330,7 @@ def _visit(folder: str, prefix: str, out: list[str]) -> None:
         if e.is_dir(follow_symlinks=False):
             if e.name not in _SKIP_DIRS and not e.name.startswith("."):
                 subdirs.append(e)
-        elif e.is_file(follow_symlinks=False):
+        elif e.is_file(follow_symlinks=False) and not e.name.startswith("."):
             out.append(prefix + e.name)
     for d in subdirs:
         _visit(d.path, f"{prefix}{d.name}/", out)

@@ -118,7 +118,14 @@ def parse_bind(text: str) -> tuple[str, int]:
 
 
 def check_exposure(exposure: Exposure) -> None:
-    """Refuse a bind other machines could reach when no token guards it."""
+    """Refuse a bind other machines could reach when no token guards it, and an allowed
+    origin that is not ``scheme://host[:port]``."""
+    for origin in exposure.allowed_origins:
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path.strip("/"):
+            raise InvalidValue(
+                f"--allow-origin {origin!r}: expected an origin such as https://app.example"
+            )
     if exposure.loopback or exposure.grants:
         return
     raise InvalidValue(
@@ -205,6 +212,9 @@ def _matches(value: str | None, allowed: list[str]) -> bool:
 
 
 async def _deny(status: int, text: str, scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008, "reason": text})
+        return
     headers = {"WWW-Authenticate": 'Bearer realm="lemon"'} if status == 401 else None
     await PlainTextResponse(text, status_code=status, headers=headers)(scope, receive, send)
 
@@ -248,6 +258,7 @@ async def run_http(
         proxy_headers=False,
     )
     server = _Uvicorn(config)
+    failed = False
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_announce, server, listening.url, on_listening)
@@ -260,15 +271,15 @@ async def run_http(
                     if server.started:
                         await server.shutdown(sockets=sockets)
                 raise
-            except SystemExit:
-                raise ServeError(
-                    f"the server on {listening.url} failed to start", hint="see the log above"
-                ) from None
+            except SystemExit:  # uvicorn's way of saying the app's start-up failed
+                failed = True
             finally:
                 tg.cancel_scope.cancel()
     finally:
         for s in sockets:
             s.close()
+    if failed:  # raised out here: inside the task group it would be an exception group
+        raise ServeError(f"the server on {listening.url} failed to start", hint="see above")
 
 
 async def _announce(server: Any, url: str, on_listening: Callable[[str], None]) -> None:

@@ -27,7 +27,8 @@ from lemon_skills.skills import api, registry, remote
 from lemon_skills.skills.selection import profiles
 from lemon_skills.tool import Tool, ToolContext
 from lemon_skills.tools.read import read_skill
-from lemon_skills.tools.serve.catalog import Catalog, ServedSkill
+from lemon_skills.tools.serve import reading
+from lemon_skills.tools.serve.catalog import Catalog
 
 EXTENSION = "io.modelcontextprotocol/skills"
 INVALID_PARAMS = -32602
@@ -190,8 +191,20 @@ class SkillServer:
         hit = self.catalog.files.get(uri)
         if hit is None:
             raise MCPError(INVALID_PARAMS, f"no such resource: {uri}")
-        skill, f = hit
-        data = f.data if f.data is not None else await anyio.Path(f.path).read_bytes()
+        try:
+            data = await anyio.to_thread.run_sync(reading.file_bytes, hit[1])
+        except reading.Changed:
+            # Edited since the last sweep: list it anew and serve what is listed now, if any.
+            if await anyio.to_thread.run_sync(self.refresh):
+                await self.notify()
+            hit = self.catalog.files.get(uri)
+            if hit is None:
+                raise MCPError(INVALID_PARAMS, f"no such resource: {uri}") from None
+            try:
+                data = await anyio.to_thread.run_sync(reading.file_bytes, hit[1])
+            except reading.Changed as exc:
+                raise MCPError(INVALID_PARAMS, str(exc)) from None
+        f = hit[1]
         if f.mime.startswith("text/") or f.rel.endswith((".md", ".txt", ".py", ".sh")):
             try:
                 text = data.decode("utf-8")
@@ -220,7 +233,7 @@ class SkillServer:
         skill = self.catalog.by_name(params.name)
         if skill is None:
             raise MCPError(INVALID_PARAMS, f"no skill {params.name!r}")
-        text = await self._read(skill, {"key": skill.entry.key})
+        text, _ = await anyio.to_thread.run_sync(self._read, {"key": skill.entry.key})
         return types.GetPromptResult(
             description=skill.entry.description,
             messages=[
@@ -249,6 +262,9 @@ class SkillServer:
         if params.name == "find_skills":
             text, is_error = await anyio.to_thread.run_sync(self._find, args)
             return _result(text, is_error)
+        if params.name == read_skill.name and self.options.tools:
+            text, is_error = await anyio.to_thread.run_sync(self._read, args)
+            return _result(text, is_error)
         tool = next((t for t in self._tools() if t.name == params.name), None)
         if tool is None:
             return _result(f"unknown tool {params.name!r}", True)
@@ -265,9 +281,14 @@ class SkillServer:
             return "query must be a non-empty string", True
         limit = args.get("limit", 5)
         limit = limit if isinstance(limit, int) and 1 <= limit <= 50 else 5
-        found = api.matches(
-            query, cwd=self.options.cwd, max_results=limit, agent=self.options.agent
-        )
+        served = {s.entry.key for s in self.catalog.skills.values()}
+        found = [
+            m
+            for m in api.matches(
+                query, cwd=self.options.cwd, max_results=limit, agent=self.options.agent
+            )
+            if m.entry.key in served
+        ]
         rows = [
             {
                 "key": m.entry.key,
@@ -280,9 +301,9 @@ class SkillServer:
         ]
         return json.dumps({"query": query, "matches": rows}), False
 
-    async def _read(self, skill: ServedSkill, args: dict[str, Any]) -> str:
-        out = await read_skill.acall(args, self._context())
-        return out.text
+    def _read(self, args: dict[str, Any]) -> tuple[str, bool]:
+        # Bound to the catalogue: what is served, as it was listed, paths relative to it.
+        return reading.read(self.catalog, args, self.options.cwd)
 
     # -- change notifications -----------------------------------------------------------
 
@@ -311,8 +332,8 @@ def _result(text: str, is_error: bool) -> types.CallToolResult:
 
 
 def serving_process() -> None:
-    # A serving process publishes local skills only: consuming MCP skills here could make a
-    # server that lists itself start itself again.
+    """Make this process publish local skills only: consuming MCP skills here could make a
+    server that lists itself start itself again."""
     current().put(remote.Sources, remote.Sources([]))
 
 
@@ -332,22 +353,4 @@ async def serve_stdio(options: Options) -> None:
         tg.start_soon(server.watch)
         async with stdio_server() as (read, write):
             await server.server.run(read, write, server.server.create_initialization_options())
-        tg.cancel_scope.cancel()
-
-
-def http_app(server: SkillServer, host: str) -> Any:
-    """The Streamable HTTP app (``/mcp``) of ``server``."""
-    return server.server.streamable_http_app(host=host)
-
-
-async def serve_http(options: Options, host: str, port: int) -> None:
-    """Serve Streamable HTTP on ``host:port`` at ``/mcp`` until interrupted."""
-    import uvicorn
-
-    serving_process()
-    server = SkillServer(options)
-    config = uvicorn.Config(http_app(server, host), host=host, port=port, log_level="warning")
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.watch)
-        await uvicorn.Server(config).serve()
         tg.cancel_scope.cancel()
