@@ -3,7 +3,9 @@ namespaced, skills as `lemon mcp serve` serves them, bad input answered clearly.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -123,3 +125,31 @@ def test_a_2026_client_hears_of_found_tools_on_its_listen_stream(
             assert "mcp_fx_echo" in names
 
     anyio.run(main)
+
+
+def test_malformed_json_rpc_is_answered_and_the_gateway_goes_on(project: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lemon_skills", "mcp", "gateway", "--cwd", str(project)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=dict(os.environ),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(line: bytes) -> None:
+        proc.stdin.write(line + b"\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}}
+    send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode())
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+    send(b"this is not json")
+    send(b'{"jsonrpc": "2.0", "id": 3, "params": {}}')
+    send(b'{"jsonrpc": "2.0", "id": 4, "method": "ping"}')
+    answers = [json.loads(proc.stdout.readline()) for _ in range(3)]
+    proc.stdin.close()
+    assert proc.wait(20) == 0
+    proc.stdout.close()
+    assert [a.get("error", {}).get("code") for a in answers] == [-32700, -32600, None]
+    assert answers[2] == {"jsonrpc": "2.0", "id": 4, "result": {}}

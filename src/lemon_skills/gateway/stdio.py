@@ -18,7 +18,9 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import anyio
+from mcp import types
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from lemon_skills.mcp.transport.stdio import Item, LineSplitter, parse_line
 
@@ -45,7 +47,13 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
                 if not chunk:
                     break
                 for line in splitter.feed(chunk):
-                    await reader_send.send(parse_line(line))
+                    item = parse_line(line)
+                    if isinstance(item, Exception):
+                        # The sender is told at once, with the id JSON-RPC gives what
+                        # cannot be read; the server never sees the line.
+                        await write_stream.send(SessionMessage(_unreadable(item)))
+                        continue
+                    await reader_send.send(item)
 
     async def write() -> None:
         async with writer_receive:
@@ -67,6 +75,15 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
                 fcntl.fcntl(fd, fcntl.F_SETFL, old)
         _restore(0, wire_in)
         _restore(1, wire_out)
+
+
+def _unreadable(exc: Exception) -> types.JSONRPCError:
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    json_ok = bool(errors) and errors[0].get("type") != "json_invalid"
+    code = types.INVALID_REQUEST if json_ok else types.PARSE_ERROR
+    what = "not a JSON-RPC message" if code == types.INVALID_REQUEST else "not valid JSON"
+    error = types.ErrorData(code=code, message=f"the line is {what}")
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
 
 
 async def _write_all(fd: int, data: bytes) -> None:

@@ -30,12 +30,15 @@ class ListingFastPath:
         self.server = server
 
     async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         if ctx.method != "tools/list" or ctx.request_id is None:
             return await call_next(ctx)
+        if not modern and ctx.session.client_params is None:
+            return await call_next(ctx)  # before the handshake: the runner's own refusal
         own, listing, names, extra = await self.visible(ctx)
         tools = [*map(dump, own), *map(listing.wire_tool, names), *map(dump, extra)]
         out: dict[str, Any] = {"tools": tools}
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if modern:
             # Lists differ per client and change with tool_search: never reused unasked.
             out.update(CACHE_HINTS, resultType="complete")
             out["_meta"] = {SERVER_INFO_META_KEY: self.server.server_info_stamp}
