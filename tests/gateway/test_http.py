@@ -20,7 +20,7 @@ from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.gateway.conftest import shifty, text
-from tests.helpers.mcp import SERVERS, smoke
+from tests.helpers.mcp import SERVERS, rich, smoke
 
 
 @contextmanager
@@ -153,3 +153,27 @@ def _children(pid: int) -> list[int]:
 def _alive(pid: int) -> bool:
     stat = Path(f"/proc/{pid}/stat")
     return stat.exists() and stat.read_text().split(")")[-1].split()[0] != "Z"
+
+
+@pytest.mark.slow
+def test_a_server_with_share_false_gets_one_process_per_client(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    servers(rich("common"), rich("own", share=False))
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice\nbob\n")
+
+    async def pids(url: str) -> dict[str, set[str]]:
+        seen: dict[str, set[str]] = {"common": set(), "own": set()}
+        async with client(url, "alice") as a, client(url, "bob") as b:
+            for s in (a, b, a):
+                for server in seen:
+                    seen[server].add(text(await s.call_tool(f"mcp_{server}_pid", {})))
+            names = {t.name for t in (await b.list_tools()).tools}
+            assert {"mcp_own_echo", "mcp_common_echo"} <= names
+        return seen
+
+    with http_gateway(project, "--http", "127.0.0.1:0", "--token-file", str(tokens)) as (_, url):
+        seen = anyio.run(pids, url)
+    assert len(seen["common"]) == 1  # one connection for every client
+    assert len(seen["own"]) == 2  # one per client, each kept across its calls

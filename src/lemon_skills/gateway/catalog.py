@@ -44,6 +44,8 @@ class Listing:
     #: Utility specs (resource reads, prompt gets) by (server, kind).
     utilities: Mapping[tuple[str, str], ToolSpec] = field(default_factory=dict)
     servers: Mapping[str, str] = field(default_factory=dict)
+    #: The ``McpSource`` the listing came from (calls go back to it).
+    source: Any = None
     #: Each tool's wire form, made on first listing (see ``gateway/wire``).
     wire: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -62,7 +64,12 @@ def dump(tool: types.Tool) -> dict[str, Any]:
 
 
 def build(
-    view: View, tools: list[Tool], mode: Mode, profile: Profile | None, budget: int
+    view: View,
+    tools: list[Tool],
+    mode: Mode,
+    profile: Profile | None,
+    budget: int,
+    source: Any = None,
 ) -> Listing:
     """The listing of ``view`` (``tools``: the source's ``Tool`` objects of the same view)."""
     offered = [s for s in view.specs if admits(profile, s.server)]
@@ -97,6 +104,7 @@ def build(
         objects={t.name: t for t in mine},
         utilities=utilities,
         servers={slug(h.name): h.name for h in view.handles if admits(profile, h.name)},
+        source=source,
     )
 
 

@@ -30,6 +30,11 @@ class Client:
     spent: set[str] = field(default_factory=set)
     #: The last handshake-era session seen, for ``list_changed`` notifications.
     session: Any = None
+    #: Its own ``McpSource`` (entries with ``"share": false``), and when it last asked.
+    source: Any = None
+    used: float = 0.0
+    #: Listings of its own servers, by agent.
+    cache: dict[Any, Any] = field(default_factory=dict)
     bus: InMemorySubscriptionBus = field(default_factory=InMemorySubscriptionBus)
     listen: ListenHandler | None = None
 

@@ -5,6 +5,7 @@ servers through one ``McpSource`` (its async API, inside the gateway's event loo
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -21,7 +22,9 @@ from lemon_skills.approvals import ApprovalStore
 from lemon_skills.errors import LemonSkillsError
 from lemon_skills.gateway import catalog, results
 from lemon_skills.gateway.clients import Calling, Client, Clients, calling
+from lemon_skills.gateway.items import Items, say
 from lemon_skills.gateway.policy import Approver, Forwarder, Inflight
+from lemon_skills.gateway.upstreams import Upstreams
 from lemon_skills.gateway.wire import ListingFastPath
 from lemon_skills.mcp.source import McpSource
 from lemon_skills.mcp.spill import read_result_tool
@@ -32,6 +35,8 @@ from lemon_skills.tools.deferred import TOOL_SEARCH, Mode, tool_search_tool
 from lemon_skills.tools.serve.server import EXTENSION, Options, SkillServer
 
 INVALID_PARAMS = -32602
+#: One upstream tool a client lists: the listing it belongs to and its name.
+Row = tuple[catalog.Listing, str]
 #: How often upstream ``list_changed`` news is looked for and passed on.
 WATCH_INTERVAL_S = 0.5
 
@@ -55,20 +60,27 @@ class Gateway:
         self.clients = clients or Clients(agent=options.agent)
         self.inflight = Inflight()
         forward = Forwarder(self.inflight)
-        self.source = McpSource(
-            options.servers,
-            cwd=options.cwd,
-            approve_call=Approver(options.approvals),
-            elicitation_factory=forward.elicitation,
-            sampling_delegate=forward.sampling,
-            approvals=options.approvals,
-        )
+        approver = Approver(options.approvals)
+
+        def make(servers: list[Any] | None, include_config: bool) -> McpSource:
+            return McpSource(
+                servers,
+                cwd=options.cwd,
+                include_config=include_config,
+                approve_call=approver,
+                elicitation_factory=forward.elicitation,
+                sampling_delegate=forward.sampling,
+                approvals=options.approvals,
+            )
+
+        self.upstreams = Upstreams(options.cwd, options.servers, make)
+        self.source = self.upstreams.shared
+        self.items = Items(self)
         self.skills = SkillServer(Options(cwd=options.cwd, agent=options.agent))
         #: Skill servers and listings of agents bound by a token (``TOKEN AGENT``).
         self._agents: dict[str | None, SkillServer] = {options.agent: self.skills}
         self._listings: dict[str | None, catalog.Listing] = {}
         self._tg: anyio.abc.TaskGroup | None = None
-        self._prompts: dict[str, tuple[str, str]] = {}
         self.server = self._build()
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -76,7 +88,7 @@ class Gateway:
     async def run(self, serve: Callable[[], Awaitable[None]]) -> None:
         """Run ``serve()`` with the upstream servers up and the watchers going."""
         async with self.source, anyio.create_task_group() as tg:
-            self._tg = tg
+            self._tg = self.upstreams.tg = tg
             tg.start_soon(self.skills.watch)
             tg.start_soon(self._watch)
             await serve()
@@ -97,11 +109,11 @@ class Gateway:
             "When no listed tool fits, call tool_search.",
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
-            on_list_resources=self._list_resources,
-            on_list_resource_templates=self._list_templates,
-            on_read_resource=self._read_resource,
-            on_list_prompts=self._list_prompts,
-            on_get_prompt=self._get_prompt,
+            on_list_resources=self.items.list_resources,
+            on_list_resource_templates=self.items.list_templates,
+            on_read_resource=self.items.read_resource,
+            on_list_prompts=self.items.list_prompts,
+            on_get_prompt=self.items.get_prompt,
             on_subscriptions_listen=self._listen,
         )
         for method in ("skills/list", "skills/get"):
@@ -112,7 +124,8 @@ class Gateway:
         srv.middleware.append(ListingFastPath(self.visible, srv))
         return srv
 
-    def _skill(self, method: str, client: Client) -> Any:
+    def skill(self, method: str, client: Client) -> Any:
+        """The skills server's handler of ``method`` for ``client``'s agent."""
         skills = self._agents.get(client.agent)
         if skills is None:
             skills = self._agents[client.agent] = SkillServer(
@@ -127,17 +140,30 @@ class Gateway:
     # -- the catalogue ------------------------------------------------------------------
 
     async def listing(self, agent: str | None = None) -> catalog.Listing:
-        """The upstream catalogue as ``agent`` is served it now (discovers on first use and
-        when stale)."""
-        tools = await self.source.adiscover_tools()
-        view = self.source.catalogue()
+        """The shared upstreams' catalogue as ``agent`` is served it now (discovers on first
+        use and when stale)."""
+        return await self._built(self.source, agent, self._listings)
+
+    async def listings(self, client: Client) -> list[catalog.Listing]:
+        """Every catalogue ``client`` sees: the shared one, and its own servers' if any."""
+        out = [await self.listing(client.agent)]
+        own = await self.upstreams.of(client)
+        if own is not None:
+            out.append(await self._built(own, client.agent, client.cache))
+        return out
+
+    async def _built(
+        self, source: McpSource, agent: str | None, cache: dict[Any, Any]
+    ) -> catalog.Listing:
+        tools = await source.adiscover_tools()
+        view = source.catalogue()
         if view is None:
-            return catalog.Listing(0, "all", {}, {}, ())
-        hit = self._listings.get(agent)
+            return catalog.Listing(0, "all", {}, {}, (), source=source)
+        hit: catalog.Listing | None = cache.get(agent)
         if hit is None or hit.generation != view.generation:
             profile = self._profile(agent)
-            hit = self._listings[agent] = catalog.build(
-                view, tools, self.options.tools, profile, self.options.budget
+            hit = cache[agent] = catalog.build(
+                view, tools, self.options.tools, profile, self.options.budget, source
             )
         return hit
 
@@ -148,71 +174,92 @@ class Gateway:
         return profiles.select(v.enablement.profiles, agent)
 
     async def _watch(self) -> None:
-        """Pass upstream ``list_changed`` news (seen as stale handles) on to every client."""
+        """Pass upstream ``list_changed`` news (seen as stale handles) on to the clients that
+        see those servers: every client for the shared ones, one for its own."""
         while True:
             await anyio.sleep(WATCH_INTERVAL_S)
-            view = self.source.catalogue()
-            if view is None or not any(h.stale for h in view.handles):
-                continue
-            before = view.generation
-            try:
-                changed = (await self.listing()).generation != before
-            except LemonSkillsError:
-                continue
+            if _stale(self.source):
+                before = self._generation(self.source)
+                try:
+                    changed = (await self.listing()).generation != before
+                except LemonSkillsError:
+                    continue
+                for client in self.clients.all():
+                    await client.lists_changed(tools=changed, resources=True, prompts=True)
             for client in self.clients.all():
-                await client.lists_changed(tools=changed, resources=True, prompts=True)
+                own = client.source
+                if own is not None and _stale(own):
+                    before = self._generation(own)
+                    with contextlib.suppress(LemonSkillsError):
+                        after = (await self._built(own, client.agent, client.cache)).generation
+                        await client.lists_changed(
+                            tools=after != before, resources=True, prompts=True
+                        )
+
+    @staticmethod
+    def _generation(source: McpSource) -> int:
+        view = source.catalogue()
+        return view.generation if view is not None else 0
 
     # -- tools --------------------------------------------------------------------------
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        own, listing, names, extra = await self.visible(ctx)
-        tools = [*own, *(listing.tools[n] for n in names), *extra]
-        return types.ListToolsResult(tools=tools)
+        own, rows, extra = await self.visible(ctx)
+        return types.ListToolsResult(tools=[*own, *(lst.tools[n] for lst, n in rows), *extra])
 
-    async def visible(self, ctx: Any) -> tuple[list[types.Tool], Any, list[str], list[Any]]:
-        """What ``ctx``'s client lists: the skills' tools, the listing and the names of it
-        shown, and the gateway's own tools (``tool_search``, ``read_result``)."""
+    async def visible(self, ctx: Any) -> tuple[list[types.Tool], list[Row], list[Any]]:
+        """What ``ctx``'s client lists: the skills' tools, the upstream tools shown (each with
+        its listing) and the gateway's own tools (``tool_search``, ``read_result``)."""
         client = self.clients.of(ctx)
-        own = await self._skill("tools/list", client)(ctx, None)
-        listing = await self.listing(client.agent)
+        own = await self.skill("tools/list", client)(ctx, None)
+        listings = await self.listings(client)
+        rows: list[Row] = []
+        for lst in listings:
+            shown = lst.tools if lst.mode == "all" else [*lst.pinned, *sorted(client.added)]
+            rows += [(lst, n) for n in dict.fromkeys(shown) if n in lst.tools]
         extra = [_definition(read_result_tool)]
-        if listing.mode == "all":
-            return list(own.tools), listing, list(listing.tools), extra
-        shown = dict.fromkeys([*listing.pinned, *sorted(client.added)])
-        extra.insert(0, _definition(self._search_tool(listing, client)))
-        return list(own.tools), listing, [n for n in shown if n in listing.tools], extra
+        if any(lst.mode == "search" for lst in listings):
+            extra.insert(0, _definition(self._search_tool(listings)))
+        return list(own.tools), rows, extra
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
         name, args = params.name, dict(params.arguments or {})
         client = self.clients.of(ctx)
-        listing = self._listings.get(client.agent) or await self.listing(client.agent)
-        spec = listing.specs.get(name)
-        if spec is None:
+        shared = self._listings.get(client.agent) or await self.listing(client.agent)
+        where: catalog.Listing | None = shared if name in shared.specs else None
+        if where is None:
             if name in ("find_skills", "read_skill", "skill_manage"):
-                return await self._skill("tools/call", client)(ctx, params)
+                return await self.skill("tools/call", client)(ctx, params)
             if name == TOOL_SEARCH:
-                return await self._tool_search(client, await self.listing(client.agent), args)
+                return await self._tool_search(client, await self.listings(client), args)
             if name == read_result_tool.name:
                 return await self._read_result(client, args)
-            listing = await self.listing(client.agent)
-            spec = listing.specs.get(name)
-            if spec is None:
-                return await self._unknown(ctx, client, name, args, listing)
+            listings = await self.listings(client)
+            where = next((lst for lst in listings if name in lst.specs), None)
+            if where is None:
+                return await self._unknown(ctx, client, name, args, listings)
+        spec = where.specs[name]
         problem = validate_params(spec.input_schema, args)
         if problem is not None:
             return results.error_result(f"{name} was not called: {problem}")
-        return await self._invoke(ctx, client, spec.server, name, args)
+        return await self._invoke(ctx, client, where.source, spec.server, name, args)
 
     async def _invoke(
-        self, ctx: Any, client: Client, server: str, name: str, args: dict[str, Any]
+        self,
+        ctx: Any,
+        client: Client,
+        source: McpSource,
+        server: str,
+        name: str,
+        args: dict[str, Any],
     ) -> types.CallToolResult:
         who = Calling(client, ctx)
         token = calling.set(who)
         try:
             with self.inflight.call(server, who):
-                out = await self.source.acall_tool(name, args, on_progress=_progress(ctx))
+                out = await source.acall_tool(name, args, on_progress=_progress(ctx))
         except LemonSkillsError as exc:
-            return results.error_result(_say(exc))
+            return results.error_result(say(exc))
         finally:
             calling.reset(token)
         cut = results.spilled_id(out)
@@ -221,25 +268,29 @@ class Gateway:
         return results.call_result(out)
 
     async def _unknown(
-        self, ctx: Any, client: Client, name: str, args: dict[str, Any], listing: Any
+        self, ctx: Any, client: Client, name: str, args: dict[str, Any], listings: list[Any]
     ) -> types.CallToolResult:
-        view = self.source.catalogue()
-        handles = view.handles if view is not None else []
-        owner = next((h for h in handles if name.startswith(f"mcp_{h.name}_")), None)
-        if owner is not None and catalog.admits(self._profile(client.agent), owner.name):
+        for lst in listings:
+            view = lst.source.catalogue() if lst.source is not None else None
+            handles = view.handles if view is not None else []
+            owner = next((h for h in handles if name.startswith(f"mcp_{h.name}_")), None)
+            if owner is None or not catalog.admits(self._profile(client.agent), owner.name):
+                continue
             if not owner.connected:
                 # A tool of a server that is down: the source says why, or reconnects it.
-                return await self._invoke(ctx, client, owner.name, name, args)
-            held = await self._held(owner.name, name)
+                return await self._invoke(ctx, client, lst.source, owner.name, name, args)
+            held = await self._held(lst.source, owner.name, name)
             if held is not None:
                 return results.error_result(held)
-        known = [*listing.specs, TOOL_SEARCH, read_result_tool.name, "find_skills", "read_skill"]
+        known = [n for lst in listings for n in lst.specs]
+        known += [TOOL_SEARCH, read_result_tool.name, "find_skills", "read_skill"]
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise MCPError(INVALID_PARAMS, f"unknown tool {name!r}{hint}")
 
-    async def _held(self, server: str, name: str) -> str | None:
-        status = await self.source.astatus()
+    @staticmethod
+    async def _held(source: McpSource, server: str, name: str) -> str | None:
+        status = await source.astatus()
         for row in status["servers"].get(server, {}).get("held_tools", ()):
             if name == f"mcp_{server}_{row.get('tool')}":
                 return (
@@ -248,25 +299,33 @@ class Gateway:
                 )
         return None
 
-    def _search_tool(self, listing: catalog.Listing, client: Client) -> Any:
+    @staticmethod
+    def _search_tool(listings: list[catalog.Listing]) -> Any:
         def search(query: str, limit: int) -> list[Any]:
             from lemon_skills.mcp.toolsearch import find_tools
 
-            found = find_tools(query, max_results=limit, source=self.source)
-            return [listing.objects[m.spec.name] for m in found if m.spec.name in listing.objects]
+            found = [
+                m
+                for lst in listings
+                for m in find_tools(query, max_results=limit, source=lst.source)
+                if m.spec.name in lst.objects
+            ]
+            found.sort(key=lambda m: -m.score)
+            objects = {n: t for lst in listings for n, t in lst.objects.items()}
+            return [objects[m.spec.name] for m in found[:limit]]
 
         return tool_search_tool(search)
 
     async def _tool_search(
-        self, client: Client, listing: catalog.Listing, args: dict[str, Any]
+        self, client: Client, listings: list[catalog.Listing], args: dict[str, Any]
     ) -> types.CallToolResult:
-        tool = self._search_tool(listing, client)
+        tool = self._search_tool(listings)
         problem = validate_params(tool.parameters, args)
         if problem is not None:
             return results.error_result(f"tool_search was not called: {problem}")
         out = await tool.acall(args, ToolContext(cwd=self.options.cwd))
         new = [n for n in out.details.get("names", ()) if n not in client.added]
-        if new and listing.mode == "search":
+        if new and any(lst.mode == "search" for lst in listings):
             client.added.update(new)
             await client.tools_changed()
         return results.error_result(out.text) if out.is_error else _text(out.text)
@@ -280,95 +339,10 @@ class Gateway:
     async def _listen(self, ctx: Any, params: Any) -> Any:
         return await self.clients.of(ctx).listener()(ctx, params)
 
-    # -- resources and prompts ----------------------------------------------------------
 
-    async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
-        client = self.clients.of(ctx)
-        own = await self._skill("resources/list", client)(ctx, params)
-        rows = await self._upstream("resources", client)
-        extra = [r for r in rows if isinstance(r, types.Resource)]
-        return types.ListResourcesResult(resources=[*own.resources, *extra])
-
-    async def _list_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
-        client = self.clients.of(ctx)
-        own = await self._skill("resources/templates/list", client)(ctx, params)
-        rows = await self._upstream("resources", client)
-        extra = [r for r in rows if isinstance(r, types.ResourceTemplate)]
-        return types.ListResourceTemplatesResult(
-            resource_templates=[*own.resource_templates, *extra]
-        )
-
-    async def _upstream(self, kind: Any, client: Client) -> list[Any]:
-        listing = await self.listing(client.agent)
-        report = await self.source.areport(kind)
-        out: list[Any] = []
-        for row in report.rows:
-            server = str(row.get("server"))
-            if catalog.slug(server) not in listing.servers:
-                continue
-            if kind == "prompts":
-                self._prompts[catalog.prompt_name(server, row["name"])] = (server, row["name"])
-                out.append(catalog.prompt(server, row))
-            else:
-                out.append(catalog.resource(server, row))
-        return out
-
-    async def _read_resource(self, ctx: Any, params: Any) -> types.ReadResourceResult:
-        uri = str(params.uri)
-        client = self.clients.of(ctx)
-        if uri.startswith(results.RESULT_SCHEME):
-            rid = uri[len(results.RESULT_SCHEME) :]
-            if rid not in client.results:
-                raise MCPError(INVALID_PARAMS, f"no such resource: {uri}")
-            out = await read_result_tool.acall({"id": rid, "limit": 1 << 62}, ToolContext())
-            text = out.text.rsplit("\n[characters ", 1)[0]
-            return types.ReadResourceResult(
-                contents=[types.TextResourceContents(uri=uri, mime_type="text/plain", text=text)]
-            )
-        parts = catalog.unwrap_uri(uri)
-        if parts is None:
-            own: types.ReadResourceResult = await self._skill("resources/read", client)(ctx, params)
-            return own
-        listing = await self.listing(client.agent)
-        server = listing.servers.get(parts[0])
-        spec = listing.utilities.get((server or "", "resource_read"))
-        if spec is None:
-            raise MCPError(INVALID_PARAMS, f"no such resource: {uri}")
-        out = await self._utility(ctx, client, spec.server, spec.name, {"uri": parts[1]})
-        contents: types.ReadResourceResult = results.read_contents(uri, out)
-        return contents
-
-    async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
-        client = self.clients.of(ctx)
-        own = await self._skill("prompts/list", client)(ctx, params)
-        extra = await self._upstream("prompts", client)
-        return types.ListPromptsResult(prompts=[*own.prompts, *extra])
-
-    async def _get_prompt(self, ctx: Any, params: Any) -> types.GetPromptResult:
-        client = self.clients.of(ctx)
-        if params.name not in self._prompts:
-            await self._upstream("prompts", client)
-        hit = self._prompts.get(params.name)
-        if hit is None:
-            skill: types.GetPromptResult = await self._skill("prompts/get", client)(ctx, params)
-            return skill
-        listing = await self.listing(client.agent)
-        spec = listing.utilities.get((hit[0], "prompt_get"))
-        if spec is None:
-            raise MCPError(INVALID_PARAMS, f"no prompt {params.name!r}")
-        args = {"name": hit[1], "arguments": dict(params.arguments or {})}
-        out = await self._utility(ctx, client, hit[0], spec.name, args)
-        got: types.GetPromptResult = results.prompt_contents(out)
-        return got
-
-    async def _utility(
-        self, ctx: Any, client: Client, server: str, name: str, args: dict[str, Any]
-    ) -> Any:
-        try:
-            with self.inflight.call(server, Calling(client, ctx)):
-                return await self.source.acall_tool(name, args)
-        except LemonSkillsError as exc:
-            raise MCPError(INVALID_PARAMS, _say(exc)) from None
+def _stale(source: McpSource) -> bool:
+    view = source.catalogue()
+    return view is not None and any(h.stale for h in view.handles)
 
 
 def _progress(ctx: Any) -> Any:
@@ -376,11 +350,6 @@ def _progress(ctx: Any) -> Any:
         await ctx.session.report_progress(progress, total, message)
 
     return report
-
-
-def _say(exc: LemonSkillsError) -> str:
-    hint = getattr(exc, "hint", None)
-    return f"{exc}" + (f" (hint: {hint})" if hint else "")
 
 
 def _text(text: str) -> types.CallToolResult:

@@ -19,7 +19,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from lemon_skills.gateway.catalog import dump
 from lemon_skills.tools.serve.server import CACHE_HINTS
 
-Visible = Callable[[Any], Awaitable[tuple[list[Any], Any, list[str], list[Any]]]]
+Visible = Callable[[Any], Awaitable[tuple[list[Any], list[tuple[Any, str]], list[Any]]]]
 
 
 class ListingFastPath:
@@ -35,8 +35,8 @@ class ListingFastPath:
             return await call_next(ctx)
         if not modern and ctx.session.client_params is None:
             return await call_next(ctx)  # before the handshake: the runner's own refusal
-        own, listing, names, extra = await self.visible(ctx)
-        tools = [*map(dump, own), *map(listing.wire_tool, names), *map(dump, extra)]
+        own, rows, extra = await self.visible(ctx)
+        tools = [*map(dump, own), *(lst.wire_tool(n) for lst, n in rows), *map(dump, extra)]
         out: dict[str, Any] = {"tools": tools}
         if modern:
             # Lists differ per client and change with tool_search: never reused unasked.
