@@ -6,6 +6,7 @@ tools it approved for good, results it may page through, and its change notifica
 from __future__ import annotations
 
 import contextvars
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,10 +105,14 @@ class Clients:
         self.key_of = key_of
         self.agent = agent
         self._all: dict[str, Client] = {}
+        # Keys name this gateway run too: an approval decided for a client of an earlier run
+        # (recorded under its key) can never run a call in this one.
+        self._run = uuid.uuid4().hex[:12]
 
     def of(self, ctx: Any) -> Client:
         """The client that sent ``ctx``'s request (created on first sight)."""
         key, agent = self.key_of(ctx)
+        key = f"{self._run}/{key}"
         client = self._all.get(key)
         if client is None:
             client = self._all[key] = Client(key=key, agent=agent or self.agent)

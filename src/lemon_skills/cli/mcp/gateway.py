@@ -95,6 +95,8 @@ def gateway_cmd(
 
     options = GatewayOptions(cwd=where, agent=agent, tools=tools)  # type: ignore[arg-type]
     if http is None:
+        if token_file is not None or origins:
+            raise click.UsageError("--token-file and --allow-origin need --http HOST:PORT")
         anyio.run(serve_stdio, options)
         return
     from lemon_skills.gateway.http import serve_http
