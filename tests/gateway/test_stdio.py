@@ -153,3 +153,29 @@ def test_malformed_json_rpc_is_answered_and_the_gateway_goes_on(project: Path) -
     proc.stdout.close()
     assert [a.get("error", {}).get("code") for a in answers] == [-32700, -32600, None]
     assert answers[2] == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+@pytest.mark.slow
+def test_an_agent_profile_applies_to_skills_and_servers_alike(
+    project: Path, servers: Any, project_skills: Path, tmp_path: Path
+) -> None:
+    servers(smoke("fx"), shifty("sh", tmp_path / "sh"))
+    write_skill(project_skills, "git-commit", description="Write git commit messages.")
+    write_skill(project_skills, "git-rebase", description="Rebase git branches safely.")
+    profile = {"deny": ["git-rebase", "mcp:sh"]}
+    (project / ".lemon" / "skills.json").write_text(
+        json.dumps({"version": 1, "profiles": {"dev": profile}})
+    )
+
+    async def main() -> None:
+        async with gateway(project, "--tools", "all", "--agent", "dev") as s:
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert "mcp_fx_echo" in names and not any(n.startswith("mcp_sh_") for n in names)
+            uris = {str(r.uri) for r in (await s.list_resources()).resources}
+            assert "skill://git-commit/SKILL.md" in uris
+            assert "skill://git-rebase/SKILL.md" not in uris
+            with pytest.raises(MCPError, match="unknown tool"):
+                await s.call_tool("mcp_sh_counted", {"n": 1})
+
+    anyio.run(main)
+    assert not (tmp_path / "sh" / "counted.runs").exists()
