@@ -149,7 +149,8 @@ class Forwarder:
     ) -> types.CreateMessageResult:
         who = self.inflight.sole(summary.server)
         caps = _caps(who.ctx) if who is not None else None
-        if who is None or caps is None or caps.sampling is None:
+        pushable = who is not None and getattr(who.ctx.session, "can_send_request", True)
+        if who is None or caps is None or caps.sampling is None or not pushable:
             raise McpToolError("no host to ask: the calling host cannot sample", server=None)
         request = types.CreateMessageRequest(params=params)
         result: types.CreateMessageResult = await _send(who.ctx, request, types.CreateMessageResult)
@@ -171,5 +172,9 @@ def _caps(ctx: Any) -> types.ClientCapabilities | None:
 
 
 def _can_elicit(ctx: Any) -> bool:
+    """The host declared elicitation and this request can carry a request to it (a
+    2026-07-28 request over stdio cannot: the host then gets the approvals-store path)."""
     caps = _caps(ctx)
-    return caps is not None and caps.elicitation is not None
+    if caps is None or caps.elicitation is None:
+        return False
+    return bool(getattr(ctx.session, "can_send_request", True))
