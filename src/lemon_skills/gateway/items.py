@@ -6,27 +6,36 @@ filters and result cap apply; and cut results (``lemon-result:<id>``), for their
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mcp import types
 from mcp.shared.exceptions import MCPError
 
 from lemon_skills.errors import LemonSkillsError
 from lemon_skills.gateway import catalog, results
-from lemon_skills.gateway.clients import Calling, Client
+from lemon_skills.gateway.clients import Calling, Client, Clients
+from lemon_skills.gateway.policy import Inflight
 from lemon_skills.mcp.spill import read_result_tool
 from lemon_skills.tool import ToolContext
 
-if TYPE_CHECKING:
-    from lemon_skills.gateway.server import Gateway
-
 INVALID_PARAMS = -32602
+
+
+class Host(Protocol):
+    """What the handlers need of the gateway (``gateway.server.Gateway``)."""
+
+    clients: Clients
+    inflight: Inflight
+
+    def skill(self, method: str, client: Client) -> Any: ...
+
+    async def listings(self, client: Client) -> list[catalog.Listing]: ...
 
 
 class Items:
     """The resource and prompt handlers of one gateway."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: Host) -> None:
         self.gw = gateway
         #: Listed prompt name -> (server, the server's prompt name).
         self._prompts: dict[str, tuple[str, str]] = {}
