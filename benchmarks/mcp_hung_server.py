@@ -61,6 +61,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         env = dict(os.environ, HOME=str(root / "home"), LEMON_AGENT_DIR=str(root / "agent"))
+        env["LEMON_TRUST_PROJECT_MCP"] = "1"  # the two projects are this script's own
         env.pop("LEMON_MCP_SERVERS", None)
         clean, hung = project(root, False), project(root, True)
         one_call(clean, env)  # warm the interpreter's file caches

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,6 +58,13 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def trusted_projects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trust every project's ``.lemon/mcp.json`` (``LEMON_TRUST_PROJECT_MCP=1``), for tests
+    whose servers are configured there; tests/mcp/config/test_trust.py covers the default."""
+    monkeypatch.setenv("LEMON_TRUST_PROJECT_MCP", "1")
+
+
+@pytest.fixture
 def project_skills(project: Path) -> Path:
     """The project's ``.lemon/skill`` dir, created."""
     d = project / ".lemon" / "skill"
@@ -72,3 +80,27 @@ def in_memory() -> None:
     from tests.helpers.mcp import in_process
 
     settings.configure(mcp_transport_factory=in_process)
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Global OpenTelemetry tracer and meter providers recording into memory, for this test
+    only (``tests.helpers.otel.Recorded``); the previous globals come back afterwards."""
+    import opentelemetry.metrics._internal as metrics_internal
+    import opentelemetry.trace as trace_api
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from tests.helpers.otel import Recorded
+
+    rec = Recorded()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(rec.processor)
+    meter_provider = MeterProvider(metric_readers=[rec.metrics])
+    monkeypatch.setattr(trace_api, "_TRACER_PROVIDER", tracer_provider)
+    monkeypatch.setattr(metrics_internal, "_METER_PROVIDER", meter_provider)
+    yield rec
+    # Not shut down: tracers the SDK's modules cached keep this provider, and a shut-down one
+    # warns on every span of the tests after this one.
+    rec.processor.enabled = False
+    meter_provider.shutdown()

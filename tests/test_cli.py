@@ -58,3 +58,36 @@ def test_a_crash_is_logged_with_its_traceback_and_reported_in_one_line(
 def test_commands_are_imported_only_when_invoked():
     assert set(cli.COMMANDS) == {"skill", "prompt", "approvals", "mcp"}
     assert main(["--version"]) == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["skill", "disable", "pdf"], ["skill", "enable", "pdf"], ["skill", "install", "SRC", "--yes"]],
+)
+def test_an_unusable_agent_dir_is_one_line_naming_it(monkeypatch, capsys, tmp_path, args):
+    src = tmp_path / "src" / "pdf"
+    src.mkdir(parents=True)
+    (src / "SKILL.md").write_text("---\nname: pdf\ndescription: PDFs.\n---\n\nUse it.\n")
+    # A regular file where the agent dir's parent should be stops every write, root's too.
+    (tmp_path / "blocker").write_text("", encoding="utf-8")
+    monkeypatch.setenv("LEMON_AGENT_DIR", str(tmp_path / "blocker" / "agent"))
+    code = main([str(src) if a == "SRC" else a for a in args])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "Traceback" not in err and "internal error" not in err
+    assert str(tmp_path / "blocker" / "agent") in err
+    assert len([ln for ln in err.splitlines() if ln.startswith("error:")]) == 1
+
+
+def test_a_crash_with_an_unusable_agent_dir_logs_elsewhere_briefly(monkeypatch, capsys, tmp_path):
+    (tmp_path / "blocker").write_text("", encoding="utf-8")
+    monkeypatch.setenv("LEMON_AGENT_DIR", str(tmp_path / "blocker" / "agent"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setitem(cli.cli.commands, "boom", failing(ZeroDivisionError("planned")))
+    assert main(["boom"]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.splitlines()) == 2
+    [log] = (tmp_path / "tmp").glob("lemon-crash-*.log")
+    assert str(log) in err and "ZeroDivisionError: planned" in log.read_text(encoding="utf-8")

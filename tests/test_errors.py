@@ -39,3 +39,7 @@ def test_a_failed_command_says_what_ran_and_why():
     )
     assert str(err) == "`git clone url` exited with 128: fatal: no"
     assert str(errors.CommandError(["git"], returncode=None)) == "`git` timed out"
+    advice = "fatal: '/x' does not appear to be a git repository\nfatal: Could not read\n\n"
+    advice += "Please make sure you have the correct access rights\nand the repository exists.\n"
+    missing = errors.CommandError(["git", "clone", "file:///x"], returncode=128, stderr=advice)
+    assert str(missing).endswith(": fatal: '/x' does not appear to be a git repository")

@@ -128,7 +128,11 @@ def read_json(path: Path, *, default: Callable[[], JsonDict]) -> JsonDict:
     except FileNotFoundError:
         return default()
     except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", path=path) from exc
+        raise ConfigError(
+            f"cannot read: {exc.strerror}",
+            path=path,
+            hint=f"{path.parent} must be a directory you may read and write",
+        ) from exc
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -121,11 +121,20 @@ class CommandError(LemonSkillsError):
         self.stdout = stdout
         self.stderr = stderr
         status = "timed out" if returncode is None else f"exited with {returncode}"
-        tail = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+        tail = _telling_line(stderr)
         message = f"`{' '.join(self.cmd[:3])}` {status}"
         if tail:
             message += f": {tail}"
         super().__init__(message)
+
+
+def _telling_line(stderr: str) -> str:
+    """The line of a command's stderr that says what went wrong: the first ``fatal:`` or
+    ``error:`` line (git ends its with advice such as "and the repository exists."), else the
+    last line."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    first = next((ln for ln in lines if ln.lower().startswith(("fatal:", "error:"))), None)
+    return first or (lines[-1] if lines else "")
 
 
 class ApprovalError(LemonSkillsError):

@@ -10,7 +10,7 @@ from tests.helpers.mcp import configure_project
 
 
 @pytest.fixture
-def configured(project: Path, in_memory: None) -> Path:
+def configured(project: Path, in_memory: None, trusted_projects: None) -> Path:
     """A project whose mcp.json names the smoke (``fx``) and rich (``rich``) fixtures, served
     in this process."""
     return configure_project(project)

@@ -20,6 +20,8 @@ from lemon_skills.cli import main
 from tests.helpers.mcp import broken, configure_project, smoke
 from tests.helpers.skills import write_skill
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 
 def write_config(project: Path, doc: dict[str, object]) -> Path:
     (project / ".lemon").mkdir(exist_ok=True)
@@ -139,7 +141,13 @@ def test_validate_reports_every_bad_entry(tmp_path, capsys):
     bad = tmp_path / "mcp.json"
     bad.write_text(
         json.dumps(
-            {"servers": [{"command": ""}, {"type": "http", "url": "nope"}, {"command": "ok"}]}
+            {
+                "servers": [
+                    {"command": ""},
+                    {"type": "http", "url": "nope"},
+                    {"command": sys.executable},
+                ]
+            }
         )
     )
     code, out, _ = run(capsys, "mcp", "validate", str(bad), "--json")
@@ -151,7 +159,7 @@ def test_validate_reports_every_bad_entry(tmp_path, capsys):
         (1, "invalid HTTP URL: nope"),
     ]
     good = tmp_path / "good.json"
-    good.write_text(json.dumps({"mcpServers": {"t": {"command": "mcp-server-time"}}}))
+    good.write_text(json.dumps({"mcpServers": {"t": {"command": sys.executable}}}))
     code, out, _ = run(capsys, "mcp", "validate", str(good))
     assert code == 0 and "t (stdio)" in out
 
@@ -411,13 +419,16 @@ def test_validate_warns_about_what_will_not_work_as_written(tmp_path, capsys):
     path.write_text(json.dumps(doc))
     code, out, _ = run(capsys, "mcp", "validate", str(path), "--json")
     data = json.loads(out)
-    assert code == 0 and data["errors"] == []
-    assert [(w["name"], w["reason"]) for w in data["warnings"]] == [
+    # A server that can never start is an error; a likely typo is a warning.
+    assert code == 1 and data["valid"] == ["typo"]
+    assert [(e["name"], e["reason"]) for e in data["errors"]] == [
         (
             "npx",
             'executable not found: npx -y some-pkg; arguments belong in "args": '
             '"command": "npx", "args": ["-y", "some-pkg"]',
-        ),
+        )
+    ]
+    assert [(w["name"], w["reason"]) for w in data["warnings"]] == [
         ("typo", "unknown key 'arg' (did you mean 'args'?)"),
     ]
     empty = tmp_path / "empty.json"

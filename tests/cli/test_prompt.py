@@ -11,6 +11,8 @@ from lemon_skills.cli import main
 from tests.helpers.probe import lemon_in_new_process
 from tests.helpers.skills import write_skill
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 
 def run(capsys, *args):
     code = main(list(args))

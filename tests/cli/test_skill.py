@@ -270,7 +270,7 @@ def test_enabling_a_skill_inside_a_disabled_namespace_says_what_keeps_it_off(cap
 
 
 def test_a_namespace_toggle_says_it_also_switches_the_mcp_server_of_that_name(
-    capsys, project, agent_dir
+    capsys, project, agent_dir, trusted_projects
 ):
     from tests.helpers.hosts import claude_plugin
 
@@ -298,3 +298,13 @@ def test_a_namespace_toggle_says_it_also_switches_the_mcp_server_of_that_name(
     mcp_json.write_text(json.dumps({"mcpServers": {"review": {"command": "review-mcp"}}}))
     code, out, _ = run(capsys, "skill", "disable", "review:*", "--cwd", str(project))
     assert out.splitlines()[-1] == "  skills of MCP server 'review': switched off"
+
+
+def test_list_names_a_skill_whose_frontmatter_has_no_name(capsys, project, project_skills):
+    write_skill(project_skills, "noname", text="---\ndescription: Does things.\n---\n\nBody.\n")
+    code, out, err = run(capsys, "skill", "list", "--cwd", str(project))
+    assert code == 0 and "noname" in out
+    assert "warning: noname: no name in the frontmatter" in err
+    code, out, _ = run(capsys, "skill", "list", "--json", "--diagnostics", "--cwd", str(project))
+    codes = [d["code"] for d in json.loads(out)["diagnostics"]]
+    assert "no_name" in codes

@@ -94,3 +94,17 @@ def test_a_source_serves_entries_from_the_transport_factory_given_or_configured(
     finally:
         configured.close()
         given.close()
+
+
+def test_an_unreachable_url_is_named_without_its_credentials(make_source):
+    import socket
+
+    with socket.socket() as s:  # a loopback port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://user:hunter2@127.0.0.1:{port}/mcp?api_key=SECRET"
+    source = make_source([{"name": "web", "url": url}])
+    assert source.discover_tools() == []
+    error = source.status()["servers"]["web"]["last_error"]
+    assert f"cannot connect to http://127.0.0.1:{port}/mcp:" in error
+    assert "hunter2" not in error and "SECRET" not in error

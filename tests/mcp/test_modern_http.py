@@ -14,6 +14,8 @@ import pytest
 from lemon_skills.cli import main
 from tests.mcp.servers.modern import RICH_SCHEMA, ModernServer
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 
 @pytest.fixture
 def server_url(serve):

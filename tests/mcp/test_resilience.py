@@ -15,6 +15,8 @@ from lemon_skills.errors import McpToolError
 from tests.helpers.mcp import SERVERS, broken, rich
 from tests.mcp.servers import flaky
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 
 @pytest.fixture
 def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

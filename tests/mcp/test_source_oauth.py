@@ -22,6 +22,8 @@ from lemon_skills.selftest.fixtures.protected import Stack
 from tests.helpers import approval_operator as operator
 from tests.mcp.oauth_support import ROOT
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 PUBLIC = "lemon-public"
 
 

@@ -23,7 +23,7 @@ from lemon_skills.selftest.fixtures.protected import Recorder
 from lemon_skills.selftest.fixtures.serve import Served
 from tests.helpers import approval_operator as operator
 
-pytestmark = pytest.mark.usefixtures("in_memory")
+pytestmark = pytest.mark.usefixtures("in_memory", "trusted_projects")
 
 
 def stdio_entry(sampling: dict[str, Any] | None = None, **_: Any) -> dict[str, Any]:

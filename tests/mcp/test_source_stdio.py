@@ -24,6 +24,8 @@ from tests.helpers.mcp import (
     smoke,
 )
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 
 def test_a_server_killed_while_idle_is_respawned_before_the_next_call(make_source):
     source = make_source([rich("a"), rich("b")])

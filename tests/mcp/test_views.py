@@ -11,7 +11,7 @@ import pytest
 from lemon_skills.errors import McpToolError
 from tests.helpers.mcp import rich, smoke
 
-pytestmark = pytest.mark.usefixtures("in_memory")
+pytestmark = pytest.mark.usefixtures("in_memory", "trusted_projects")
 
 
 def project_with(root: Path, name: str, servers: list[dict[str, object]]) -> Path:

@@ -47,3 +47,24 @@ def test_typo_readings_rank_alike_whatever_the_order_documents_came_in():
     assert search.rank(forward, "kubernets clusters", limit=3) == search.rank(
         backward, "kubernets clusters", limit=3
     )
+
+
+def test_a_word_the_catalogue_knows_in_another_form_is_not_read_as_a_typo():
+    docs = [
+        _doc("logs", "A JSON log parser for CI output."),
+        _doc("flaky", "Fix tests that passed locally but fail in CI."),
+    ]
+    index = search.build_index(docs, WEIGHTS)
+    found = search.rank(index, "json output parsed wrong", limit=3)
+    assert [m.key for m in found] == ["logs"]
+    assert "term:parser<-parsed" in found[0].parts
+    pool = search.scoring.pool(index, "json output parsed wrong", limit=3)
+    assert pool is not None
+    readings = {qt.term for qt in pool.query.terms}
+    assert "pass" not in readings  # "parsed" is no misspelling of "passed"
+
+
+def test_a_real_typo_is_still_read():
+    docs = [_doc("flaky", "Fix tests that passed locally but fail in CI.")]
+    index = search.build_index(docs, WEIGHTS)
+    assert [m.key for m in search.rank(index, "tests that pased locally", limit=3)] == ["flaky"]

@@ -29,7 +29,7 @@ def test_a_plugin_namespace_is_disabled_and_enabled_as_a_whole(project, project_
     assert all(_enabled(project).values())
 
 
-def test_an_mcp_server_namespace_switches_the_server_and_its_skills(project):
+def test_an_mcp_server_namespace_switches_the_server_and_its_skills(project, trusted_projects):
     write_json(project / ".lemon" / "mcp.json", {"mcpServers": {"srv": {"command": "srv-mcp"}}})
     assert McpSkillSource().servers(project) == []
     lemon_skills.enable("srv:*", cwd=project)
@@ -38,7 +38,9 @@ def test_an_mcp_server_namespace_switches_the_server_and_its_skills(project):
     assert McpSkillSource().servers(project) == []
 
 
-def test_disabling_a_server_namespace_overrides_skills_enabled_in_its_entry(project):
+def test_disabling_a_server_namespace_overrides_skills_enabled_in_its_entry(
+    project, trusted_projects
+):
     # mcp.json turns the server's skills on; the user's `disable srv:*` must still win, or
     # the server would be started to list skills that are all hidden.
     entry = {"command": "srv-mcp", "skills": "enabled"}
@@ -50,7 +52,9 @@ def test_disabling_a_server_namespace_overrides_skills_enabled_in_its_entry(proj
     assert McpSkillSource().servers(project) == ["srv"]
 
 
-def test_a_plugin_and_a_server_of_one_name_share_the_namespace(project, agent_dir):
+def test_a_plugin_and_a_server_of_one_name_share_the_namespace(
+    project, agent_dir, trusted_projects
+):
     # A plugin skill `docs:x` and a served `docs:x` would be the same key: `docs:*` is both.
     claude_plugin(project, name="docs")
     write_json(project / ".lemon" / "mcp.json", {"mcpServers": {"docs": {"command": "d"}}})

@@ -6,11 +6,13 @@ imported only when invoked, so ``lemon skill find`` never pays for the MCP SDK's
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -43,15 +45,18 @@ def cli() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (0 ok, 1 error, 2 usage, 3 crash, 130 interrupt)."""
     _wire_mcp_server_names()
+    args = list(argv) if argv is not None else sys.argv[1:]
+    traced = _start_telemetry()
     try:
         try:
-            rv = cli.main(
-                args=list(argv) if argv is not None else None,
-                prog_name="lemon",
-                standalone_mode=False,
-            )
+            with _command_span(args, traced):
+                rv = cli.main(args=args, prog_name="lemon", standalone_mode=False)
         finally:
-            _report_unreadable_state()
+            failed = sys.exc_info()[1]
+            if not (isinstance(failed, OSError) and failed.filename is not None):
+                _report_unreadable_state()  # else the path at fault is named once, below
+            if traced:
+                _stop_telemetry()
     except LemonSkillsError as exc:
         _error(str(exc), exc.hint)
         return exc.exit_code
@@ -64,11 +69,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         return 130
-    except Exception:  # the CLI boundary: anything unexpected is logged, never a raw traceback
+    except Exception as exc:  # the CLI boundary: anything unexpected is logged, never a traceback
+        if isinstance(exc, OSError) and exc.filename is not None:
+            _error(*_unusable_path(exc))  # the machine's state, not a bug: no crash log
+            return 1
         log = _write_crash_log()
         _error("unexpected internal error", f"details were written to {log}; please report them")
         return 3
     return rv if isinstance(rv, int) else 0
+
+
+#: Any of these set asks for exporters (``lemon_skills.otel.configure_from_env``).
+OTEL_SWITCHES = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT")
+
+
+def _start_telemetry() -> bool:
+    """Install OpenTelemetry exporters when the environment asks for them (the otel extra)."""
+    if not any(os.environ.get(name) for name in OTEL_SWITCHES):
+        return False
+    from lemon_skills import otel
+
+    return bool(otel.configure_from_env())
+
+
+def _stop_telemetry() -> None:
+    from lemon_skills import otel
+
+    otel.shutdown()
+
+
+def _command_span(args: Sequence[str], traced: bool) -> contextlib.AbstractContextManager[Any]:
+    """The root span of one command (``lemon skill find``), when exporters are installed."""
+    if not traced:
+        return contextlib.nullcontext()
+    from lemon_skills import otel
+
+    words = [a for a in args if not a.startswith("-")][:2]
+    if words in (["mcp", "serve"], ["mcp", "gateway"]):
+        # A server's calls are traces of their own, not children of one span lasting hours.
+        return contextlib.nullcontext()
+    return otel.span(" ".join(["lemon", *words]), {"lemon.command": " ".join(words)})
 
 
 def _wire_mcp_server_names() -> None:
@@ -110,6 +150,19 @@ def _error(message: str, hint: str | None) -> None:
         click.echo(f"hint: {hint}", err=True)
 
 
+def _unusable_path(exc: OSError) -> tuple[str, str]:
+    """The one-line error and hint for a file lemon could not read or write."""
+    where = Path(os.fsdecode(exc.filename))
+    message = f"cannot use {where}: {exc.strerror or exc}"
+    home = agent_dir()
+    if where == home or home in where.parents:
+        return message, (
+            f"the agent dir {home} must be a writable directory: fix its permissions, "
+            "or set LEMON_AGENT_DIR to one"
+        )
+    return message, "check that the path exists and that you may write there"
+
+
 def _write_crash_log() -> str:
     # Imported here, on the crash path only, to keep every command's start-up lean.
     import platform
@@ -118,15 +171,29 @@ def _write_crash_log() -> str:
 
     from lemon_skills import __version__
 
+    text = (
+        f"--- {datetime.now(UTC).isoformat()} lemon-skills {__version__} "
+        f"Python {platform.python_version()} {sys.platform}\n{traceback.format_exc()}"
+    )
     path = agent_dir() / "logs" / "lemon-crash.log"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as fh:
-            fh.write(
-                f"--- {datetime.now(UTC).isoformat()} lemon-skills {__version__} "
-                f"Python {platform.python_version()} {sys.platform}\n"
-            )
-            fh.write(traceback.format_exc())
+            fh.write(text)
     except OSError:
-        return "<unwritable log; traceback follows>\n" + traceback.format_exc()
+        return _spare_crash_log(text, text.strip().splitlines()[-1])
     return str(path)
+
+
+def _spare_crash_log(text: str, brief: str) -> str:
+    """The agent dir is unwritable: a fresh file in the temp dir (never a guessable name a
+    link could sit on), or, failing that, only the error's last line."""
+    import tempfile
+
+    try:
+        fd, name = tempfile.mkstemp(prefix="lemon-crash-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError:
+        return f"nowhere (no writable place for a log); the error was: {brief}"
+    return name

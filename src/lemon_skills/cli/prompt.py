@@ -94,6 +94,8 @@ def prompt(
         agent=agent,
     )
     index_later(cwd)
+    if with_tools:
+        _dropped_servers(cwd)
     if as_json:
         emit_json(
             {
@@ -132,6 +134,21 @@ def prompt(
         warn(line)
     if verbose and rendered.omitted:
         warn("left out for budget: " + ", ".join(rendered.omitted))
+
+
+def _dropped_servers(cwd: Path | None) -> None:
+    """Name on stderr the configured servers whose tools could not be offered because their
+    config is broken (a whole file, or one entry)."""
+    from lemon_skills.mcp.config.resolve import load
+    from lemon_skills.paths import resolve_cwd
+
+    dropped: dict[str, list[str]] = {}
+    for issue in load(resolve_cwd(cwd), notify=False).issues:
+        source = issue.path or issue.origin
+        what = f"MCP server {issue.name!r}" if issue.name else f"the MCP servers of {source}"
+        dropped.setdefault(what, []).append(issue.reason)
+    for what, reasons in dropped.items():
+        warn(f"{what} dropped (no tools offered from it): {'; '.join(reasons)}")
 
 
 def _preview_only() -> None:

@@ -367,7 +367,7 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, httpx2.HTTPStatusError):
         return f"HTTP {exc.response.status_code} from {exc.request.url}"
     if isinstance(exc, httpx2.ConnectError):
-        return f"cannot connect: {exc or 'connection refused'}"
+        return f"cannot connect{_to(exc)}: {exc or 'connection refused'}"
     if isinstance(exc, TimeoutError) and str(exc):
         return str(exc)
     if isinstance(exc, httpx2.TimeoutException):
@@ -376,6 +376,17 @@ def describe(exc: BaseException) -> str:
         return exc.strerror + (f": {exc.filename}" if exc.filename else "")
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _to(exc: httpx2.RequestError) -> str:
+    """`` to <url>`` of a failed request, without credentials or query (they may be keys)."""
+    try:
+        url = exc.request.url
+    except RuntimeError:  # an error raised outside a request carries none
+        return ""
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    port = f":{url.port}" if url.port else ""
+    return f" to {url.scheme}://{host}{port}{url.path}"
 
 
 def startup_failure(exc: BaseException, probe: Probe, config: ServerConfig) -> str:

@@ -11,6 +11,7 @@ from mcp import types
 
 from lemon_skills.mcp.config.entries import ServerConfig
 from lemon_skills.mcp.connect import Connection, Probe, describe
+from lemon_skills.mcp.logs import redact
 from lemon_skills.mcp.oauth.failure import auth_status
 
 ServerState = Literal["pending", "connecting", "connected", "failed", "stopped"]
@@ -122,9 +123,9 @@ class ServerHandle:
             "state": "failed" if self.state == "connected" and not self.connected else self.state,
             "transport": self.config.transport,
             "origin": self.config.origin,
-            "target": self.config.target,
+            "target": redact(self.config.target),
             "capabilities": dict(self.listing.capabilities),
-            "last_error": self.last_error,
+            "last_error": None if self.last_error is None else redact(self.last_error),
             "protocol_version": self.protocol_version,
             "server_info": self.server_info,
             "retry_in_ms": retry_in,

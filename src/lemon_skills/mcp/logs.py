@@ -6,6 +6,10 @@ text) into the host's logs, and at INFO they log the ``Mcp-Session-Id``. A filte
 two loggers rewrites such records to the message's method and id; everything else passes
 unchanged. A third filter keeps the stdio transport from printing a traceback for every stray
 line a server writes to stdout. Installed once, when the first session opens.
+
+``redact`` is the one rule for secrets in a server's target (a URL's password, a query's
+``api_key=``, a ``--token=...`` or ``--token VALUE`` argument): listings, status, errors and
+these log records all show targets through it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import functools
 import logging
 import re
 import threading
+from collections.abc import Sequence
 
 TRANSPORT_LOGGERS = ("mcp.client.streamable_http", "mcp.client.sse")
 STDIO_LOGGER = "mcp.client.stdio"
@@ -23,12 +28,51 @@ _METHOD = re.compile(r"\bmethod='([^']*)'")
 _ID = re.compile(r"\bid=('[^']*'|\d+)")
 _lock = threading.Lock()
 
+_MASK = "***"
+#: A name that says its value is a secret (``api_key``, ``X-Token``, ``client_secret``, ...).
+_SECRET_NAME = r"[\w.-]*(?:key|token|secret|passw(?:or)?d|pwd|credential|auth|signature)[\w.-]*"
+#: ``scheme://user:password@`` (the password) or ``scheme://token@`` (the whole user part).
+_USERINFO = re.compile(
+    r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^/@\s:]*)(?P<pw>:[^/@\s]*)?@", re.I
+)
+#: ``name=value`` in a query, an ``--option=value`` or an environment assignment.
+_ASSIGNED = re.compile(rf"(?P<name>(?:^|(?<=[?&;\s]))-{{0,2}}{_SECRET_NAME}=)[^&#\s]*", re.I)
+#: ``--option value``: the value after an option named like a secret.
+_PAIR = re.compile(rf"(?P<opt>(?:^|(?<=\s))--?{_SECRET_NAME}\s+)(?!-)\S+", re.I)
+_OPTION = re.compile(rf"--?{_SECRET_NAME}", re.I)
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret a target may carry replaced by ``***``."""
+    text = _USERINFO.sub(_userinfo, text)
+    text = _ASSIGNED.sub(lambda m: m.group("name") + _MASK, text)
+    return _PAIR.sub(lambda m: m.group("opt") + _MASK, text)
+
+
+def redact_argv(args: Sequence[str]) -> list[str]:
+    """``redact`` over a command's arguments, an ``--option VALUE`` pair spanning two."""
+    out: list[str] = []
+    for arg in args:
+        secret_value = bool(out) and _OPTION.fullmatch(out[-1]) is not None
+        out.append(_MASK if secret_value and not arg.startswith("-") else redact(arg))
+    return out
+
+
+def _userinfo(found: re.Match[str]) -> str:
+    user = found.group("user")
+    if found.group("pw") is None:
+        return found.group("scheme") + (_MASK + "@" if user else "@")
+    return f"{found.group('scheme')}{user}:{_MASK}@"
+
 
 class RedactPayloads(logging.Filter):
     """Rewrites payload-carrying transport records to ``<what>: <method> id=<id>``."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = record.getMessage()
+        clean = redact(text)
+        if clean != text:
+            record.msg, record.args, text = clean, (), clean
         found = _PAYLOAD.match(text)
         if found is not None:
             method = _METHOD.search(found.group(2))

@@ -314,7 +314,7 @@ class McpManager:
             raise McpToolError(
                 f"not connected ({reason})",
                 server=handle.name,
-                hint="`lemon mcp status` shows every server; `refresh()` reconnects now",
+                hint="`lemon mcp status` shows why; the next call tries to connect again",
             )
         return conn
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from lemon_skills.errors import McpError, McpToolError
 from lemon_skills.mcp.config.entries import ServerConfig
-from lemon_skills.mcp.config.resolve import ResolvedConfig
+from lemon_skills.mcp.config.resolve import ResolvedConfig, server_called
 
 if TYPE_CHECKING:
     from lemon_skills.mcp.handle import ServerHandle
@@ -53,9 +53,9 @@ def require_server(config: ResolvedConfig, name: str) -> ServerConfig:
     Raises:
         McpError: no such server; the hint names the closest match and the known servers.
     """
-    for s in config.servers:
-        if s.name == name:
-            return s
+    found = server_called(config, name)
+    if found is not None:
+        return found
     known = sorted(s.name for s in config.servers if s.name)
     if not known:
         hint = "no MCP servers are configured here (see `lemon mcp --help`)"

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lemon_skills import otel
 from lemon_skills.errors import ConfigError
 from lemon_skills.mcp.catalog.build import ToolSpec
 from lemon_skills.paths import PathArg
@@ -196,7 +197,19 @@ def find_tools(
     if index is None:
         chosen = [s for s in view.specs if subset is None or s.server in subset]
         index = view.search[subset] = build_tool_index(chosen, view.instructions)
-    return rank_tools(index, request, limit=max_results, semantic=embed.requested(semantic))
+    started = time.perf_counter()
+    with otel.span("lemon.tools.search") as current:
+        found = rank_tools(index, request, limit=max_results, semantic=embed.requested(semantic))
+        otel.set_attributes(
+            current,
+            {
+                "lemon.tools.candidates": len(index.specs),
+                "lemon.tools.chosen": [m.spec.name for m in found],
+                "lemon.tools.none": not found,
+            },
+        )
+    otel.record("lemon.tool_search.duration", time.perf_counter() - started)
+    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import anyio
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from lemon_skills import otel
 from lemon_skills.errors import LemonSkillsError, McpToolError
 from lemon_skills.mcp.catalog import pinning
 from lemon_skills.mcp.catalog.build import CatalogEntry, ToolSpec, build
@@ -30,6 +32,7 @@ from lemon_skills.mcp.catalog.naming import NameConflict
 from lemon_skills.mcp.config import resolve
 from lemon_skills.mcp.deadline import OnProgressFn
 from lemon_skills.mcp.handle import ServerHandle
+from lemon_skills.mcp.logs import redact
 from lemon_skills.mcp.manager import McpManager, ProgressFn
 from lemon_skills.mcp.results import (
     json_result,
@@ -193,8 +196,11 @@ class SourceCore:
                     reason = h.last_error or "not connected yet"
                     return McpToolError(
                         f"unknown MCP tool {name!r}: server {h.name!r} is down ({reason})",
-                        hint="`lemon mcp status` shows why; `refresh()` reconnects now",
+                        hint="`lemon mcp status` shows why; the next call tries to connect again",
                     )
+                held = self._held(h, name)
+                if held is not None:
+                    return held
         names = sorted({n for v in self.views() for n in v.by_name})
         close = difflib.get_close_matches(name, names, n=3)
         here = self._views.get(cwd) if cwd is not None else None
@@ -232,18 +238,12 @@ class SourceCore:
             )
         args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
-            if spec.approve:
-                await self._approved(spec, args)
-            deadline = self.manager.deadline(h.config, timeout, on_progress=on_progress)
-
-            def call(c: Client) -> Awaitable[Any]:  # the SDK's coroutine: no frame between
-                return c.call_tool(spec.target, args, progress_callback=deadline.progress)
-
-            what = f"tool {spec.target!r}"
-            result = await self.manager.request(h, call, what=what, deadline=deadline, resend=False)
-            out = tool_result(result, server=spec.server, tool=spec.target)
-            budget = h.config.policy.max_result_tokens
-            return spill(out, budget) if over_budget(out, budget) else out
+            with otel.span("lemon.mcp.call", _call_attributes(spec)) as current:
+                started = time.perf_counter()
+                out = await self._call(h, spec, args, timeout, on_progress, current)
+                elapsed = time.perf_counter() - started
+            otel.record("lemon.mcp.call.duration", elapsed, {"lemon.server": spec.server})
+            return out
         if spec.kind == "resources_list":
             return json_result(await self.resources(h), server=spec.server)
         if spec.kind == "resource_read":
@@ -251,6 +251,36 @@ class SourceCore:
         if spec.kind == "prompts_list":
             return json_result(await self.prompts(h), server=spec.server)
         return await self._prompt(h, spec.server, _text_param(args, "name"), args)
+
+    async def _call(
+        self,
+        h: ServerHandle,
+        spec: ToolSpec,
+        args: dict[str, Any],
+        timeout: float | None,
+        on_progress: OnProgressFn | None,
+        current: Any,
+    ) -> ToolResult:
+        if spec.approve:
+            otel.set_attributes(current, {"lemon.approval.asked": True})
+            try:
+                await self._approved(spec, args)
+            except McpToolError:
+                otel.set_attributes(current, {"lemon.approval.decision": "denied"})
+                raise
+            otel.set_attributes(current, {"lemon.approval.decision": "approved"})
+        deadline = self.manager.deadline(h.config, timeout, on_progress=on_progress)
+
+        def call(c: Client) -> Awaitable[Any]:  # the SDK's coroutine: no frame between
+            return c.call_tool(spec.target, args, progress_callback=deadline.progress)
+
+        what = f"tool {spec.target!r}"
+        result = await self.manager.request(h, call, what=what, deadline=deadline, resend=False)
+        out = tool_result(result, server=spec.server, tool=spec.target)
+        budget = h.config.policy.max_result_tokens
+        spilled = over_budget(out, budget)
+        otel.set_attributes(current, {"lemon.result.spilled": spilled, "error": out.is_error})
+        return spill(out, budget) if spilled else out
 
     async def _approved(self, spec: ToolSpec, args: Mapping[str, Any]) -> None:
         if self.approver is None:
@@ -379,6 +409,22 @@ class SourceCore:
         view.generation = next(_generations)
         self._reindex()
 
+    def _held(self, h: ServerHandle, name: str) -> McpToolError | None:
+        """The error for a call to a tool pinning holds back, with the way to release it."""
+        prefix = f"mcp_{h.name}_"
+        if not name.startswith(prefix):
+            return None
+        target = name[len(prefix) :]
+        reason = self.review(h).held.get(target)
+        if reason is None:
+            return None
+        with otel.span("lemon.mcp.call", {"lemon.server": h.name, "lemon.pin.held": True}):
+            return McpToolError(
+                f"MCP tool {target!r} is held for review: {reason}",
+                server=h.name,
+                hint=f"check it, then `lemon mcp approve-changes {h.name}`",
+            )
+
     def review(self, h: ServerHandle) -> pinning.Review:
         """Pinning's verdict on ``h``'s current listing (checked once per listing)."""
         if h.config.policy.pinning == "off" or not h.listing.tools:
@@ -439,9 +485,13 @@ class SourceCore:
             snap["held_tools"] = self.review(h).to_list()
             servers[h.name] = snap
         for s in cfg.servers:
-            if not s.enabled and s.name:
-                servers.setdefault(s.name, _disabled_entry(s))
+            if (not s.enabled or not s.trusted) and s.name:
+                servers.setdefault(s.name, _disabled_entry(s, cfg.state_of(s)))
+        skipped = cfg.untrusted_notice()
         return {
+            "untrusted_project": (
+                cfg.trust.to_dict() | {"notice": skipped} if cfg.trust and skipped else None
+            ),
             "disabled": not cfg.enabled,
             "disabled_reason": cfg.disabled_reason,
             "servers": servers if cfg.enabled else {},
@@ -452,13 +502,13 @@ class SourceCore:
         }
 
 
-def _disabled_entry(cfg: Any) -> dict[str, Any]:
+def _disabled_entry(cfg: Any, state: str) -> dict[str, Any]:
     return {
         "connected": False,
-        "state": "disabled",
+        "state": state,
         "transport": cfg.transport,
         "origin": cfg.origin,
-        "target": cfg.target,
+        "target": redact(cfg.target),
         "tool_count": 0,
         "resource_count": 0,
         "prompt_count": 0,
@@ -476,3 +526,13 @@ def _text_param(args: Mapping[str, Any], key: str) -> str:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def _call_attributes(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "lemon.server": spec.server,
+        "gen_ai.tool.name": spec.target,
+        "lemon.tool": spec.name,
+        "lemon.approval.asked": False,
+        "lemon.pin.held": False,
+    }

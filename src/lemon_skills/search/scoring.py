@@ -99,6 +99,10 @@ def _likely(index: Index, word: str) -> list[str]:
     alts = _fuzzy(index, word)
     if len(alts) <= 1:
         return alts
+    # A reading that is another form of the word itself ("parsed" -> "parser") shows the
+    # catalogue knows the word: it is no typo, and an unrelated word ("passed") is not read.
+    root = text.stem(word)
+    alts = [a for a in alts if a.startswith(root)] or alts
     idf = index.plain_idf  # "commonest" counts every mention, body included
     best = min(idf[a] for a in alts)
     return [a for a in alts if idf[a] <= best + math.log(2)]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lemon_skills import otel
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import PathArg, Scope, explicit_scope, resolve_cwd
 from lemon_skills.search import metrics as evaluation
@@ -229,6 +230,13 @@ def index_pending(*, cwd: PathArg = None) -> bool:
     return bool(v.memo.get("focused")) and "ranking_index" not in v.memo
 
 
+def claim_background_index(*, cwd: PathArg = None) -> bool:
+    """Whether this process should start the background build of ``cwd``'s index: a query
+    here was answered from a focused index, and no other process has claimed the build (the
+    ``if_idle`` build releases the claim)."""
+    return index_pending(cwd=cwd) and index_cache.claim_build(view(cwd).enabled())
+
+
 def build_ranking_index(*, cwd: PathArg = None, if_idle: bool = False) -> int | None:
     """Build, or update for what changed, the ranking index of the enabled skills visible
     from ``cwd`` and keep it on disk; the number of skills indexed. With ``if_idle``, nothing
@@ -236,8 +244,11 @@ def build_ranking_index(*, cwd: PathArg = None, if_idle: bool = False) -> int | 
     v = view(cwd)
     if not if_idle:
         return len(ranking_index(v).entries)
-    with index_cache.exclusive(v.enabled()) as mine:
-        return len(ranking_index(v).entries) if mine else None
+    try:
+        with index_cache.exclusive(v.enabled()) as mine:
+            return len(ranking_index(v).entries) if mine else None
+    finally:
+        index_cache.release_build(v.enabled())
 
 
 def semantic_similarity(v: View) -> semantic_mod.Similarity:
@@ -261,17 +272,34 @@ def _rank(
     use_semantic: bool | None,
     keep: Callable[[Entry], bool] | None = None,
 ) -> list[ranking.Match]:
-    similar = None
-    if semantic_mod.requested(use_semantic):
-        index = ranking_index(v)
-        similar = semantic_similarity(v)(query, floor=index.weights.semantic_floor)
-    else:
-        index = _ranking_for(v, query)
-    if keep is None:
-        return ranking.rank(index, query, limit=limit, similar=similar)
-    # Filtered after ranking, so the ranking of what stays is the ranker's own.
-    found = ranking.rank(index, query, limit=len(index.entries), similar=similar)
-    return [m for m in found if keep(m.entry)][:limit]
+    with otel.span("lemon.skills.find") as current:
+        similar = None
+        semantic = semantic_mod.requested(use_semantic)
+        if semantic:
+            index = ranking_index(v)
+            similar = semantic_similarity(v)(query, floor=index.weights.semantic_floor)
+        else:
+            index = _ranking_for(v, query)
+        if keep is None:
+            out = ranking.rank(index, query, limit=limit, similar=similar)
+        else:
+            # Filtered after ranking, so the ranking of what stays is the ranker's own.
+            found = ranking.rank(index, query, limit=len(index.entries), similar=similar)
+            out = [m for m in found if keep(m.entry)][:limit]
+        otel.set_attributes(current, _find_attributes(index, out, semantic))
+        return out
+
+
+def _find_attributes(
+    index: ranking.Index, found: list[ranking.Match], semantic: bool
+) -> dict[str, object]:
+    """What a ranking span tells: never the request, only counts, keys and the verdict."""
+    return {
+        "lemon.skills.candidates": len(index.entries),
+        "lemon.skills.chosen": [m.entry.key for m in found],
+        "lemon.skills.none": not found,
+        "lemon.skills.semantic": semantic,
+    }
 
 
 def selection(
@@ -323,6 +351,30 @@ def matches(
     v = view(cwd, refresh=refresh)
     profile, play = selection(v, files=files, agent=agent)
     return _boost(_rank(v, query, max_results, semantic, _keep(v, profile, play)), play)
+
+
+def near_misses(
+    query: str,
+    *,
+    cwd: PathArg = None,
+    max_results: int = 3,
+    semantic: bool | None = None,
+    files: Iterable[str | os.PathLike[str]] | None = None,
+    agent: str | None = None,
+) -> tuple[list[ranking.Match], float]:
+    """The best skills for ``query`` with no abstaining, and the bar an answer must reach
+    (what explains an empty ``matches``)."""
+    v = view(cwd)
+    profile, play = selection(v, files=files, agent=agent)
+    keep = _keep(v, profile, play)
+    index = ranking_index(v)
+    use = semantic_mod.requested(semantic)
+    similar = semantic_similarity(v)(query, floor=index.weights.semantic_floor) if use else None
+    limit = max_results if keep is None else len(index.entries)
+    found = ranking.near_misses(index, query, limit=limit, similar=similar)
+    if keep is not None:
+        found = [m for m in found if keep(m.entry)][:max_results]
+    return found, index.weights.semantic_min_score if use else index.weights.min_score
 
 
 def find_relevant(
@@ -614,9 +666,21 @@ def render_prompt(
     if budget is None:
         budget = profile.budget if profile and profile.budget else prompt_mod.DEFAULT_BUDGET
     near = [m.entry.key for m in matches]
-    rendered = prompt_mod.render(relevant, catalogue, budget=budget, mode=mode, near=near)
+    with otel.span("lemon.prompt.render", {"lemon.prompt.budget": budget}) as current:
+        rendered = prompt_mod.render(relevant, catalogue, budget=budget, mode=mode, near=near)
+        otel.set_attributes(current, _render_attributes(rendered))
     observe.emit("skill.prompt_render", observe.prompt_metadata(rendered, v.cwd, mode, context))
     return rendered
+
+
+def _render_attributes(rendered: prompt_mod.RenderedPrompt) -> dict[str, object]:
+    return {
+        "lemon.prompt.chars": len(rendered.text),
+        "lemon.prompt.relevant": list(rendered.relevant),
+        "lemon.prompt.listed": len(rendered.listed),
+        "lemon.prompt.omitted": list(rendered.omitted),
+        "lemon.prompt.truncated": list(rendered.truncated),
+    }
 
 
 @dataclass(frozen=True, slots=True)

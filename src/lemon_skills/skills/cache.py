@@ -32,7 +32,7 @@ from lemon_skills.skills.discovery import Candidate, Loaded
 from lemon_skills.skills.model import Diagnostic, cached_entry
 
 #: Bump whenever parsing, normalisation or the record layout changes.
-PARSER_VERSION = 5
+PARSER_VERSION = 6
 FORMAT_VERSION = 6
 #: The file is written whole again once its delta holds this share of its records (1/8).
 DELTA_SHARE = 8

@@ -211,6 +211,9 @@ def load_candidate(candidate: Candidate) -> Loaded:
         for w in parsed.warnings
     ]
     name = m.name or key
+    if not m.name and skill_file.name == "SKILL.md":
+        reason = f"no name in the frontmatter; shown under its folder name {key!r}"
+        diags.append(diagnostic(skill_file, reason, "no_name", key=key, level="warning"))
     if naming.unsafe_reason(name) is not None and name != key:
         reason = f"name {name!r} looks like a path; the skill is shown under its key {key!r}"
         diags.append(diagnostic(skill_file, reason, "unsafe_name", key=key, level="warning"))

@@ -239,6 +239,12 @@ class Entry:
         return self.path / "SKILL.md" if self._file is None else Path(self._file)
 
     @property
+    def location(self) -> str:
+        """Where the skill's file is, as shown to a model: a path, or for a skill served over
+        MCP its ``skill://`` URI (a ``Path`` would fold its ``//`` into one slash)."""
+        return self.real_path if self._loader is not None else str(self.skill_file)
+
+    @property
     def extra(self) -> Mapping[str, Any]:
         """Frontmatter keys lemon does not act on, as written (``hooks``, ``model``...)."""
         fields = self._fields

@@ -137,7 +137,7 @@ def _relevant_block(
         share = left // (len(entries) - i)
         head = (
             f'<skill key="{escape(e.key)}" name="{escape(e.name)}" source="{e.source}" '
-            f'location="{escape(str(e.skill_file))}">\n'
+            f'location="{escape(e.location)}">\n'
             f"<description>{escape(e.description)}</description>\n"
         )
         tail = "</skill>"
@@ -162,7 +162,7 @@ def _relevant_block(
 
 def _catalogue_line(e: Entry, description: str | None) -> str:
     desc = f"<description>{escape(description)}</description>" if description else ""
-    location = f"<location>{escape(str(e.skill_file))}</location>"
+    location = f"<location>{escape(e.location)}</location>"
     return f"<skill><name>{escape(e.key)}</name>{desc}{location}</skill>"
 
 

@@ -7,6 +7,7 @@ server's mcp.json entry, or ``lemon skill enable <server>:*`` (kept in skills.js
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -29,6 +30,7 @@ from lemon_skills.skills.remote.model import (
 LISTING_TTL_S = 60.0
 #: The longest original name a served skill is shown by (a longer one is ignored).
 MAX_LABEL_CHARS = 128
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]*")
 #: The per-skill setting (in skills.json) that turns a server's skills on.
 SERVER_SWITCH = "{server}:*"
 
@@ -81,10 +83,11 @@ def to_remote(
 
 def _label(frontmatter: Mapping[str, Any]) -> str | None:
     """The skill's name on its origin's disk when it was served under another (see
-    ``ORIGINAL_NAME_KEY``), if it is a short one-line text."""
+    ``ORIGINAL_NAME_KEY``), if it is short and made of name characters only (ASCII letters,
+    digits, space, ``.``, ``_``, ``-``): no look-alikes, no line breaks, no markup."""
     meta = frontmatter.get("metadata")
     label = meta.get(ORIGINAL_NAME_KEY) if isinstance(meta, Mapping) else None
-    if type(label) is not str or not label.strip() or len(label) > MAX_LABEL_CHARS:
+    if type(label) is not str or len(label) > MAX_LABEL_CHARS or not _LABEL.fullmatch(label):
         return None
     return label
 

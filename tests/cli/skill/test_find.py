@@ -34,6 +34,18 @@ def test_find_explain_shows_score_parts(project, project_skills, capsys):
     assert "coverage" in out
 
 
+def test_find_explain_of_an_empty_answer_shows_the_closest_and_why(project, project_skills, capsys):
+    _skills(project_skills)
+    args = ["skill", "find", "slow weather forecast", "--explain", "--cwd", str(project)]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert "no skill is relevant" in err and "an answer needs evidence of at least" in err
+    assert out.startswith("postgres-tuning")
+    assert "under the bar:" in out and "evidence" in out
+    assert main(["skill", "find", "zzzz qqqq", "--explain", "--cwd", str(project)]) == 0
+    assert "no enabled skill holds a word of this request" in capsys.readouterr().err
+
+
 def test_find_json_carries_scores_and_parts(project, project_skills, capsys):
     _skills(project_skills)
     assert main(["skill", "find", "slow postgres", "--json", "-n", "1", "--cwd", str(project)]) == 0

@@ -230,3 +230,11 @@ def test_uninstall_speaks_json(tmp_path, agent_dir, capsys):
     assert main(["skill", "uninstall", "alpha", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data == {"key": "alpha", "uninstalled": True, "path": str(agent_dir / "skill" / "alpha")}
+
+
+def test_a_missing_file_repository_says_what_git_found_wrong(tmp_path, agent_dir, capsys):
+    missing = (tmp_path / "no-such-repo").as_uri()
+    assert main(["skill", "install", missing, "--yes"]) == 1
+    err = capsys.readouterr().err
+    assert "does not appear to be a git repository" in err, err
+    assert "and the repository exists." not in err

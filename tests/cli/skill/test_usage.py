@@ -85,7 +85,9 @@ def test_usage_with_a_corrupt_sidecar_is_an_error_with_a_hint(project, capsys):
 
 def test_doctor_explains_an_archived_skill(project, project_skills, capsys):
     write_skill(project_skills, "pdf")
-    skill_manage.call({"action": "archive", "name": "pdf"}, ToolContext(cwd=project))
+    UsageStore.for_scope("project", project).record_created("pdf")  # the agent's own skill
+    r = skill_manage.call({"action": "archive", "name": "pdf"}, ToolContext(cwd=project))
+    assert not r.is_error, r.text
     assert main(["skill", "doctor", "pdf", "--cwd", str(project)]) == 0
     out = capsys.readouterr().out
     assert "hidden" in out and "archived since" in out and "action=restore" in out

@@ -15,7 +15,7 @@ from lemon_skills.mcp.handle import Listing
 from lemon_skills.mcp.source import McpSource
 from tests.helpers.mcp import rich
 
-pytestmark = pytest.mark.usefixtures("in_memory")
+pytestmark = pytest.mark.usefixtures("in_memory", "trusted_projects")
 
 RESOURCE_TOOLS = {"resources_list", "resource_read"}
 PROMPT_TOOLS = {"prompts_list", "prompt_get"}

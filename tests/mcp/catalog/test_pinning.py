@@ -94,3 +94,31 @@ def test_a_changed_tool_over_http_is_withheld(make_source, serve, tmp_path, monk
     assert "mcp_policy_lookup" not in names(second)
     assert "changed" in held(second)["lookup"]
     assert pins_path("policy").stat().st_mode & 0o777 == 0o600
+
+
+def test_annotations_flipped_after_pinning_are_withheld_until_approved(make_source, tmp_path):
+    first = make_source([entry(tmp_path)])
+    assert "mcp_policy_delete" in names(first)
+    first.close()
+    # The server now calls its destructive tool read-only: `approve: destructive` would skip it.
+    (tmp_path / "delete-is-safe").write_text("", encoding="utf-8")
+    second = make_source([entry(tmp_path)])
+    assert "mcp_policy_delete" not in names(second)
+    assert "title or annotations" in held(second)["delete"]
+    assert "delete" in second.approve_changes("policy")
+    assert "mcp_policy_delete" in names(second)
+    second.close()
+    third = make_source([entry(tmp_path)])
+    assert "mcp_policy_delete" in names(third)
+
+
+def test_a_pin_file_from_before_annotations_were_pinned_keeps_its_tools(make_source, tmp_path):
+    import json
+
+    make_source([entry(tmp_path)]).discover_tools()
+    old = json.loads(pins_path("policy").read_text(encoding="utf-8"))
+    del old["traits"]
+    pins_path("policy").write_text(json.dumps(old), encoding="utf-8")
+    source = make_source([entry(tmp_path)])
+    assert "mcp_policy_delete" in names(source) and set(held(source)) == {"poisoned"}
+    assert "traits" in json.loads(pins_path("policy").read_text(encoding="utf-8"))

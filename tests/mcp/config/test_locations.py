@@ -10,6 +10,8 @@ import pytest
 from lemon_skills import settings
 from lemon_skills.mcp.config import locations, resolve
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 
 def _write(path, document):
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -41,7 +43,7 @@ def test_no_config_or_servers_without_skills_offer_none(project):
     ],
 )
 def test_every_config_that_turns_skills_on_is_seen(project, where, text):
-    env = {}
+    env = {"LEMON_TRUST_PROJECT_MCP": "1"}
     if where == "env":
         env["LEMON_MCP_SERVERS"] = text
     else:

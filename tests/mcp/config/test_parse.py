@@ -14,6 +14,8 @@ from lemon_skills.mcp.config.entries import HttpServer, SseServer, StdioServer
 from lemon_skills.mcp.config.parse import parse_server
 from lemon_skills.mcp.config.resolve import load
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 
 def write(path: Path, data: object) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)

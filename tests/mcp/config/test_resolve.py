@@ -7,6 +7,10 @@ import pytest
 from lemon_skills import settings
 from lemon_skills.mcp.config import resolve
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+#: The environment of a user who trusts project config (tests/mcp/config/test_trust.py: not).
+TRUSTED = {"LEMON_TRUST_PROJECT_MCP": "1"}
+
 
 def _write(path, document):
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -20,7 +24,7 @@ def _servers(**entries):
 def test_a_project_entry_overrides_the_global_one_of_the_same_name(project):
     _write(resolve.global_config_path(), _servers(git="global-git", web="web"))
     _write(resolve.project_config_path(project), _servers(git="project-git"))
-    config = resolve.load(project, env={})
+    config = resolve.load(project, env=TRUSTED)
     commands = {s.name: s.command for s in config.servers}
     assert commands == {"git": "project-git", "web": "web"}
     assert [s.command for s in config.overridden] == ["global-git"]
@@ -53,12 +57,12 @@ def test_broken_sources_are_issues_and_the_rest_still_loads(project):
 
 def test_project_switch_turns_mcp_off_there_and_back_on_over_global(project):
     _write(resolve.global_config_path(), {"enabled": False, **_servers(web="web")})
-    off = resolve.load(project, env={})
+    off = resolve.load(project, env=TRUSTED)
     assert off.active() == ()
     assert off.disabled_reason == 'disabled by the global mcp.json ("enabled": false)'
     assert off.state_of(off.servers[0]) == "off"
     _write(resolve.project_config_path(project), {"enabled": True})
-    assert [s.name for s in resolve.load(project, env={}).active()] == ["web"]
+    assert [s.name for s in resolve.load(project, env=TRUSTED).active()] == ["web"]
 
 
 @pytest.mark.parametrize("value", ["1", "TRUE", " yes ", "on"])

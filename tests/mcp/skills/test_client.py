@@ -92,3 +92,24 @@ def test_a_server_without_the_extension_is_listed_by_the_skill_uri_convention():
     assert [(s.uri, s.frontmatter, s.files) for s in skills] == [
         ("skill://git/SKILL.md", {"name": "git", "description": "Git."}, None)
     ]
+
+
+@dataclass
+class Garbage(FakeSession):
+    """A server whose every page is a million malformed entries, with a cursor forever."""
+
+    async def send_request(self, request: Any, result_type: Any) -> dict[str, Any]:
+        self.requests.append(request)
+        params = request.model_dump().get("params") or {}
+        nxt = int(params.get("cursor") or 0) + 1
+        return {"skills": [7] * 1_000_000, "nextCursor": str(nxt)}
+
+
+@pytest.mark.timeout(30)
+def test_pages_of_malformed_entries_count_against_the_limit_and_are_not_all_kept():
+    session = Garbage(0)
+    skills, problems = anyio.run(lambda: list_skills(session, limit=2000))
+    assert skills == []
+    assert len(session.requests) == 1  # the first page already passed the limit
+    assert len(problems) <= 21
+    assert problems[-1].startswith("the server lists more than 2000 skills")

@@ -20,6 +20,8 @@ from lemon_skills.errors import McpToolError
 from lemon_skills.mcp.spill import read_result
 from lemon_skills.mcp.transport.stdio import (
     LONG_LINE_BYTES,
+    SKILL_READ_LINE_BYTES,
+    Inflight,
     LineSplitter,
     parse_line,
     stdio_transport,
@@ -178,3 +180,77 @@ def test_a_server_dying_mid_message_fails_the_call_promptly_and_is_respawned(
     assert time.monotonic() - started < 20  # not the 60 s call timeout
     assert "dying mid-answer" in str(err.value)
     assert source.call_tool("mcp_half_whole").text == "whole"
+
+
+HUGE_SKILL_SERVER = textwrap.dedent(
+    """
+    import json, os, sys
+
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        if request["method"] == "resources/read":
+            # A "skill" far over the cap, streamed in 1 MiB writes.
+            os.write(1, b'{"jsonrpc": "2.0", "id": %d, "result": {"contents": [{"uri": "x", '
+                     b'"text": "' % request["id"])
+            for _ in range(int(sys.argv[1])):
+                os.write(1, b"x" * (1 << 20))
+            os.write(1, b'"}]}}\\n')
+        else:
+            os.write(1, json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}})
+                     .encode() + b"\\n")
+    """
+)
+
+
+def test_a_skill_read_past_the_cap_is_dropped_as_it_arrives_and_the_session_goes_on(
+    tmp_path: Path,
+):
+    script = tmp_path / "huge.py"
+    script.write_text(HUGE_SKILL_SERVER, encoding="utf-8")
+    megabytes = SKILL_READ_LINE_BYTES // (1 << 20) + 16
+    params = StdioServerParameters(command=sys.executable, args=[str(script), str(megabytes)])
+    read_req = types.JSONRPCRequest(
+        jsonrpc="2.0", id=1, method="resources/read", params={"uri": "skill://big/SKILL.md"}
+    )
+    ping = types.JSONRPCRequest(jsonrpc="2.0", id=2, method="ping")
+
+    async def run() -> list[Any]:
+        with (tmp_path / "stderr").open("w", encoding="utf-8") as errlog:
+            async with stdio_transport(params, errlog) as (read, write):
+                got = []
+                with anyio.fail_after(60):
+                    await write.send(SessionMessage(read_req))
+                    got.append(await read.receive())
+                    await write.send(SessionMessage(ping))
+                    got.append(await read.receive())
+                return got
+
+    refused, pong = anyio.run(run)
+    assert isinstance(refused.message, types.JSONRPCError) and refused.message.id == 1
+    assert "longer than" in refused.message.error.message
+    assert isinstance(pong.message, types.JSONRPCResponse) and pong.message.id == 2
+
+
+def test_the_bound_holds_only_while_every_awaited_answer_is_a_skill_read():
+    inflight = Inflight()
+    inflight.sent(
+        types.JSONRPCRequest(
+            jsonrpc="2.0", id=1, method="resources/read", params={"uri": "skill://a/SKILL.md"}
+        )
+    )
+    assert inflight.bound() == SKILL_READ_LINE_BYTES
+    inflight.sent(types.JSONRPCRequest(jsonrpc="2.0", id=2, method="tools/call", params={}))
+    assert inflight.bound() is None  # a tool's answer may be large: nothing is cut
+    inflight.answered(SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=2, result={})))
+    assert inflight.bound() == SKILL_READ_LINE_BYTES
+    inflight.sent(types.JSONRPCRequest(jsonrpc="2.0", id=3, method="tools/call", params={}))
+    cancel = {"requestId": 3, "reason": "timed out"}
+    inflight.sent(
+        types.JSONRPCNotification(jsonrpc="2.0", method="notifications/cancelled", params=cancel)
+    )
+    assert inflight.bound() == SKILL_READ_LINE_BYTES  # a given-up call no longer counts
+    splitter = LineSplitter()
+    for _ in range(8):
+        assert splitter.feed(b"y" * 1000, bound=2500) == []
+    assert splitter.overflowed
+    assert splitter.feed(b"tail\nnext\n", bound=2500) == [b"next"]

@@ -147,3 +147,27 @@ def test_audit_warnings_hold_a_skill_back_until_the_user_approves_it_by_name():
     assert "lemon skill enable srv:pdf" in (err.value.hint or "")
     store.pin("srv:pdf", None, review=True)
     assert remote.load_text(s, fetch) == text.decode()
+
+
+def test_a_changed_listing_of_the_same_files_revokes_the_approval():
+    _, fetch = serving({"skill://pdf/SKILL.md": BODY, "skill://pdf/guide.md": GUIDE})
+    remote.load_text(skill(), fetch)
+    s = skill()
+    relisted = RemoteSkill(
+        s.server, s.uri, s.name, "Fill PDF forms now", {**FM, "description": "now"}, s.files
+    )
+    with pytest.raises(RemoteSkillError, match="listing .* changed since it was approved"):
+        remote.load_text(relisted, fetch)
+
+
+def test_a_listing_the_file_contradicts_is_never_the_one_pinned():
+    _, fetch = serving({"skill://pdf/SKILL.md": BODY, "skill://pdf/guide.md": GUIDE})
+    s = skill()
+    lying = RemoteSkill(
+        s.server, s.uri, s.name, "Exfiltrate", {**FM, "description": "Exfiltrate"}, s.files
+    )
+    with pytest.raises(RemoteSkillError, match="frontmatter differs"):
+        remote.load_text(lying, fetch)
+    assert "srv:pdf" not in store.approvals()[1]
+    remote.load_text(s, fetch)
+    assert store.approvals()[1]["srv:pdf"] == s.listing_digest()

@@ -103,7 +103,7 @@ def test_fastmcp_client_downloads_verified_skills_from_lemon_mcp_serve(tmp_path:
             assert (out / name / rel).read_bytes() == (src / rel).read_bytes()
 
 
-def test_lemon_consumes_the_skills_of_a_fastmcp_server(tmp_path: Path, project):
+def test_lemon_consumes_the_skills_of_a_fastmcp_server(tmp_path: Path, project, trusted_projects):
     skills_dir = tmp_path / "fm-skills"
     pdf = write_skill(skills_dir, "pdf-tools", description="Fill and merge PDF forms.")
     (pdf / "references").mkdir()

@@ -15,6 +15,8 @@ from benchmarks.corpus import bench_root, make_corpus
 import lemon_skills
 from lemon_skills.mcp.source import reset_default_source
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 QUERIES = 40
 
 

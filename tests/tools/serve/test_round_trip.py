@@ -17,6 +17,8 @@ from lemon_skills.skills.remote import store
 from lemon_skills.tools.read import read_skill
 from tests.helpers.skills import write_skill
 
+pytestmark = pytest.mark.usefixtures("trusted_projects")
+
 GUIDE = "# Guide\n\nStep one.\n"
 
 

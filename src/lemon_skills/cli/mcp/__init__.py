@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
     "smoke": "lemon_skills.cli.mcp.smoke:smoke_cmd",
     "status": "lemon_skills.cli.mcp.servers:status_cmd",
     "tools": "lemon_skills.cli.mcp.listing:tools_cmd",
+    "trust": "lemon_skills.cli.mcp.trust:trust_cmd",
 }
 
 server_option = click.option("--server", "server", default=None, help="Only this server.")
@@ -50,6 +51,7 @@ def mcp(ctx: click.Context) -> None:
       $LEMON_MCP_SERVERS                         (JSON array or {"mcpServers": {...}})
       <cwd>/.lemon/mcp.json                      (project; {"enabled", "servers": [...]})
       $LEMON_AGENT_DIR/mcp.json                  (global, default ~/.lemon/agent)
+    A project's servers start only once you trust its file (`lemon mcp trust`).
     LEMON_MCP_DISABLED=1 turns MCP off. Without a subcommand, runs `list`.
     """
     # The SDK logs every unparsable server line with a traceback; status shows the count.
@@ -70,8 +72,10 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
     `off (mcp disabled)` when MCP is switched off for this directory (the reason is on stderr).
     """
     from lemon_skills.mcp.config.resolve import load
+    from lemon_skills.mcp.logs import redact
 
-    resolved = load(resolve_cwd(cwd))
+    resolved = load(resolve_cwd(cwd), notify=False)
+    refuse_broken_files(resolved)
     if as_json:
         emit_json(
             {
@@ -80,18 +84,22 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
                 "servers": resolved.server_dicts(),
                 "overridden": [s.to_dict() for s in resolved.overridden],
                 "errors": [i.to_dict() for i in resolved.issues],
+                "project_trust": resolved.trust.to_dict() if resolved.trust else None,
             }
         )
         return
     if not resolved.enabled:
         note(f"MCP is off here: {resolved.disabled_reason}")
     rows = [
-        [s.name or "", s.transport, s.origin, _state(resolved.state_of(s)), s.target]
+        [s.name or "", s.transport, s.origin, _state(resolved.state_of(s)), redact(s.target)]
         for s in resolved.servers
     ]
     table(["NAME", "TRANSPORT", "SOURCE", "STATE", "TARGET"], rows)
     if not rows:
         note("no MCP servers configured (see `lemon mcp --help`)")
+    untrusted = resolved.untrusted_notice()
+    if untrusted is not None:
+        note(untrusted)
     print_issues(resolved.issues)
 
 
@@ -102,12 +110,14 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
 def validate_cmd(file: Path | None = None, cwd: Path | None = None, as_json: bool = False) -> int:
     """Check FILE (an mcp.json), or every config source of --cwd; exit 1 on any error.
 
-    Warnings (unknown keys, an executable that cannot be found, a command with its arguments
-    in it, no servers at all) are printed too but do not change the exit status.
+    A stdio command naming no executable (not on PATH, not a file) is an error. Warnings
+    (unknown keys, a command with its arguments in it, no servers at all) are printed too
+    but do not change the exit status.
     """
     from lemon_skills.mcp.config.entries import ConfigIssue
-    from lemon_skills.mcp.config.lint import lint_file, lint_sources
+    from lemon_skills.mcp.config.lint import MISSING_EXECUTABLE, lint_file, lint_sources
     from lemon_skills.mcp.config.resolve import load, read_document
+    from lemon_skills.mcp.logs import redact
 
     if file is not None:
         if not file.exists():
@@ -117,13 +127,18 @@ def validate_cmd(file: Path | None = None, cwd: Path | None = None, as_json: boo
         warnings = lint_file(file, "file", base)
     else:
         where = resolve_cwd(cwd)
-        resolved = load(where)
+        resolved = load(where, notify=False)
         servers, issues = list(resolved.servers), list(resolved.issues)
         warnings = lint_sources(where)
         if not servers and not issues and not warnings:
             warnings = [
                 ConfigIssue(reason="no MCP servers are configured (see `lemon mcp --help`)")
             ]
+    missing = [w for w in warnings if w.reason.startswith(MISSING_EXECUTABLE)]
+    issues += missing
+    warnings = [w for w in warnings if w not in missing]
+    unusable = {w.entry.get("command") for w in missing if isinstance(w.entry, dict)}
+    servers = [s for s in servers if getattr(s, "command", None) not in unusable]
     if as_json:
         emit_json(
             {
@@ -134,7 +149,7 @@ def validate_cmd(file: Path | None = None, cwd: Path | None = None, as_json: boo
         )
     else:
         for s in servers:
-            click.echo(f"{colour('ok', 'pass')}     {s.name or s.target} ({s.transport})")
+            click.echo(f"{colour('ok', 'pass')}     {s.name or redact(s.target)} ({s.transport})")
         print_issues(issues)
         for w in warnings:
             place = w.where() if (w.path or w.index is not None) else "config"
@@ -145,7 +160,27 @@ def validate_cmd(file: Path | None = None, cwd: Path | None = None, as_json: boo
 def _state(state: str) -> str:
     if state == "enabled":
         return colour("enabled", "active")
+    if state == "untrusted":
+        return colour("untrusted (lemon mcp trust)", "disabled")
     return colour("off (mcp disabled)" if state == "off" else state, "disabled")
+
+
+def refuse_broken_files(resolved: Any) -> None:
+    """End the command on a config file (or ``LEMON_MCP_SERVERS``) that cannot be read at
+    all: listing the other sources would read as "no servers configured".
+
+    Raises:
+        ConfigError: naming the file and what is wrong with it.
+    """
+    from lemon_skills.errors import ConfigError
+
+    for issue in resolved.issues:
+        if issue.index is None and (issue.path is not None or issue.origin == "env"):
+            where = issue.path if issue.path is not None else None
+            reason = issue.reason if where is not None else str(issue)
+            raise ConfigError(
+                reason, path=where, hint="fix it (`lemon mcp validate` checks it) or move it away"
+            )
 
 
 def print_issues(issues: Any) -> None:

@@ -12,7 +12,12 @@ from typing import Any
 import click
 
 from lemon_skills.cli._output import colour, emit_json, json_option, note, table, warn
-from lemon_skills.cli.mcp import cwd_option, print_issues_dicts, server_option
+from lemon_skills.cli.mcp import (
+    cwd_option,
+    print_issues_dicts,
+    refuse_broken_files,
+    server_option,
+)
 from lemon_skills.paths import resolve_cwd
 
 
@@ -34,7 +39,7 @@ def status_cmd(
     """
     if server_arg and server and server_arg != server:
         raise click.UsageError("give the server once (SERVER or --server)")
-    only = server_arg or server
+    only = _as_named(server_arg or server, cwd)
     with connect(cwd) as source:
         report = source.report("tools", server=only, progress=progress())
         data = source.status()
@@ -84,7 +89,9 @@ def logs_cmd(server: str, follow: bool, lines: int, cwd: Path | None = None) -> 
     from lemon_skills.mcp.errlog import log_path, read_log
     from lemon_skills.mcp.report import require_server
 
-    path = log_path(require_server(load(resolve_cwd(cwd)), server))
+    resolved = load(resolve_cwd(cwd), notify=False)
+    refuse_broken_files(resolved)
+    path = log_path(require_server(resolved, server))
     note(f"{path}")
     if not path.exists() and not follow:
         note(f"nothing logged yet for {server!r} (only stdio servers have a stderr)")
@@ -151,12 +158,28 @@ def call_cmd(tool: str, args_json: str, cwd: Path | None = None, as_json: bool =
 @contextmanager
 def connect(cwd: Path | None) -> Iterator[Any]:
     """The ``McpSource`` of ``cwd``; a server that needs a sign-in says where on stderr."""
+    from lemon_skills.cli.mcp.trust import ask
+    from lemon_skills.mcp.config.resolve import load
     from lemon_skills.mcp.factories import oauth_factory
     from lemon_skills.mcp.source import McpSource
 
+    where = resolve_cwd(cwd)
+    resolved = load(where, notify=False)
+    refuse_broken_files(resolved)
+    ask(resolved)
     auth = oauth_factory(on_authorization=_announce_sign_in)
-    with McpSource(cwd=resolve_cwd(cwd), auth_factory=auth) as source:
+    with McpSource(cwd=where, auth_factory=auth) as source:
         yield source
+
+
+def _as_named(server: str | None, cwd: Path | None) -> str | None:
+    """``server`` as lemon names it, when given as its config spells it (``my-skills``)."""
+    if server is None:
+        return None
+    from lemon_skills.mcp.config.resolve import load, server_called
+
+    found = server_called(load(resolve_cwd(cwd), notify=False), server)
+    return found.name if found is not None and found.name else server
 
 
 def _announce_sign_in(request: Any) -> None:

@@ -113,13 +113,25 @@ def list_cmd(
         headers = ["KEY", "SOURCE", "STATE", "DESCRIPTION"]
         table(["BUNDLE", *headers] if by_bundle else headers, rows)
     else:
+        from lemon_skills.cli.skill.served import skills_off
+
         note("no skills found; create one in .lemon/skill/<key>/SKILL.md")
+        for line in skills_off(cwd):
+            note(line)
     problems = [d for d in v.diagnostics if d.level != "info"]
     if show_diags:
         for d in v.diagnostics:
             click.echo(colour(str(d), d.level))
     elif problems:
+        # A listed skill's own problem (no name, no description) is named here: the row alone
+        # reads as a healthy skill.
+        for d in [d for d in problems if d.key in v.by_key][:_NAMED_PROBLEMS]:
+            warn(" ".join(f"{d.key}: {d.reason}".split()))  # one line, whatever the key holds
         note(f"{len(problems)} problem(s) while loading; see `lemon skill list --diagnostics`")
+
+
+#: Problems of listed skills named under the table (the rest only counted).
+_NAMED_PROBLEMS = 5
 
 
 #: Diagnostics about a skill directory that is not a skill (the others concern visible skills).
@@ -212,8 +224,10 @@ def status(key: str, cwd: Path | None = None, as_json: bool = False) -> None:
 
 
 def _toggle(key: str, enabled: bool, cwd: Path | None, scope: Scope, as_json: bool) -> None:
+    from lemon_skills.cli.skill.served import namespace_key
     from lemon_skills.skills import api
 
+    key = namespace_key(key, cwd, enabling=enabled)
     done = api.toggle(key, enabled, cwd=cwd, scope=scope)
     # What still keeps it off after enabling: the key or its namespace in either scope.
     blocks = registry.view(cwd).enablement.disabled_by(key) if enabled else []

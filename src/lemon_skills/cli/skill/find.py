@@ -71,6 +71,8 @@ def find_cmd(
         return
     if not found:
         note("no skill is relevant to this request")
+        if explain:
+            _explain_none(" ".join(query), cwd, max_results, semantic, files, agent)
         return
     rows = [[f"{m.score:.2f}", m.entry.key, m.entry.source, m.entry.description] for m in found]
     if not explain:
@@ -110,6 +112,34 @@ def index_cmd(
         note("another process is building this index; it is left to finish")
     else:
         note(f"indexed {count} skills in {seconds:.2f} s")
+
+
+def _explain_none(
+    query: str,
+    cwd: Path | None,
+    max_results: int,
+    semantic: bool | None,
+    files: tuple[Path, ...],
+    agent: str | None,
+) -> None:
+    """The closest skills and why each stayed under the bar an answer must reach."""
+    near, bar = api.near_misses(
+        query, cwd=cwd, max_results=max_results, semantic=semantic, files=files, agent=agent
+    )
+    if not near:
+        note("no enabled skill holds a word of this request")
+        return
+    note(f"closest skills (an answer needs evidence of at least {bar:.2f}):")
+    for m in near:
+        own = m.parts.get("evidence", 0.0) + m.parts.get("semantic", 0.0)
+        why = (
+            "too few of the request's words, and none in its name"
+            if own <= 0
+            else f"evidence {own:.2f} is under the bar"
+        )
+        click.echo(f"{click.style(m.entry.key, bold=True)}  {m.score:.2f}  ({m.entry.source})")
+        click.echo(f"  under the bar: {why}")
+        score_parts(m.parts)
 
 
 def _match_dict(m: Match) -> dict[str, object]:

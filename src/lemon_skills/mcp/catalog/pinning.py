@@ -1,7 +1,10 @@
 """Tool pinning: a server may not change a tool behind the user's back (rug-pull defence).
 
 The first time a server lists a tool, a hash of its name, description and input schema is
-recorded in ``<agent dir>/mcp-pins/<server>.json``. A later listing whose tool hashes
+recorded in ``<agent dir>/mcp-pins/<server>.json``, and beside it a hash of its title and
+annotations (a flip of ``destructiveHint`` to ``readOnlyHint`` would skip
+``approve: destructive``); a pin file written before annotations were pinned gets that second
+hash at the next listing. A later listing whose tool hashes
 differently (or a new tool whose description hides instructions, see
 ``lemon_skills.text.descriptions``) is held for review: withheld from the model under the
 default ``pinning: withhold``, only reported under ``warn``, not checked under ``off``.
@@ -47,6 +50,15 @@ def tool_hash(tool: types.Tool) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def traits_hash(tool: types.Tool) -> str:
+    """The pin of what a tool says about itself besides its schema: title and annotations."""
+    notes = (
+        tool.annotations.model_dump(mode="json", exclude_none=True) if tool.annotations else None
+    )
+    blob = json.dumps([tool.title, notes], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
 def pins_path(server: str) -> Path:
     """Where ``server``'s pins are kept."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in server)
@@ -56,13 +68,19 @@ def pins_path(server: str) -> Path:
 def review(server: str, tools: Iterable[types.Tool]) -> Review:
     """Check ``tools`` against ``server``'s pins; pin every new tool that looks clean."""
     path = pins_path(server)
-    pinned = _read(path)
+    pinned, pinned_traits = _read(path)
     held: dict[str, str] = {}
     fresh: dict[str, str] = {}
+    fresh_traits: dict[str, str] = {}
     for tool in tools:
-        digest = tool_hash(tool)
+        digest, traits = tool_hash(tool), traits_hash(tool)
         known = pinned.get(tool.name)
         if known == digest:
+            was = pinned_traits.get(tool.name)
+            if was is None:
+                fresh_traits[tool.name] = traits
+            elif was != traits:
+                held[tool.name] = "changed since it was pinned (title or annotations)"
             continue
         if known is not None:
             held[tool.name] = "changed since it was pinned (name, description or schema)"
@@ -72,31 +90,41 @@ def review(server: str, tools: Iterable[types.Tool]) -> Review:
             held[tool.name] = "description " + "; ".join(findings)
         else:
             fresh[tool.name] = digest
-    if fresh:
-        _update(path, fresh)
+            fresh_traits[tool.name] = traits
+    if fresh or fresh_traits:
+        _update(path, fresh, fresh_traits)
     return Review(held)
 
 
 def approve(server: str, tools: Iterable[types.Tool]) -> list[str]:
     """Pin ``tools`` as they are now; return the names whose pin changed."""
     path = pins_path(server)
-    pinned = _read(path)
-    now = {t.name: tool_hash(t) for t in tools}
-    changed = sorted(n for n, d in now.items() if pinned.get(n) != d)
+    pinned, pinned_traits = _read(path)
+    listed = list(tools)
+    now = {t.name: tool_hash(t) for t in listed}
+    traits = {t.name: traits_hash(t) for t in listed}
+    changed = sorted(n for n in now if pinned.get(n) != now[n] or pinned_traits.get(n) != traits[n])
     if changed:
-        _update(path, {n: now[n] for n in changed})
+        _update(path, {n: now[n] for n in changed}, {n: traits[n] for n in changed})
     return changed
 
 
-def _read(path: Path) -> dict[str, str]:
+def _read(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """The tool pins and the title-and-annotations pins of one server."""
     data = _fs.read_json(path, default=dict)
-    tools: Any = data.get("tools", {})
-    return {str(k): str(v) for k, v in tools.items()} if isinstance(tools, dict) else {}
+    return _table(data.get("tools")), _table(data.get("traits"))
 
 
-def _update(path: Path, pins: Mapping[str, str]) -> None:
+def _table(pins: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in pins.items()} if isinstance(pins, dict) else {}
+
+
+def _update(path: Path, pins: Mapping[str, str], traits: Mapping[str, str]) -> None:
     def change(data: dict[str, Any]) -> None:
-        data.setdefault("tools", {}).update(pins)
+        for table, values in (("tools", pins), ("traits", traits)):
+            if not isinstance(data.get(table), dict):
+                data[table] = {}
+            data[table].update(values)
 
     path.parent.mkdir(parents=True, exist_ok=True)
     _fs.update_json(path, change, default=dict, mode=_FILE_MODE)

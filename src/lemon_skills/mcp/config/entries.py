@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from lemon_skills.mcp.logs import redact, redact_argv
 from lemon_skills.mcp.oauth.options import interactive_login_ms
 
 Transport = Literal["stdio", "http", "sse"]
@@ -58,7 +59,7 @@ ENTRY_KEYS = frozenset(
         *("type", "transport", "name", "enabled", "disabled", "protocol"),
         *("command", "args", "env", "cwd", "url", "headers", "oauth", "sampling"),
         *("sampling_policy", "ready_timeout_ms", "timeout_ms", "max_total_timeout_ms"),
-        *("always_load", "share"),
+        *("always_load", "skills", "share"),
         *("max_result_tokens", "approve", "approve_tools", "pinning"),
         *FILTER_KEYS,
     }
@@ -140,6 +141,10 @@ class ServerBase:
     share: bool = field(default=True, compare=False)
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     origin: Origin = field(default="programmatic", compare=False)
+    #: False for a project entry whose file the user has not trusted: listed, never started.
+    trusted: bool = field(default=True, compare=False)
+    #: The name as the config spells it, when naming changed it (``my-skills`` -> ``my_skills``).
+    given_name: str | None = field(default=None, compare=False)
     base_dir: Path | None = field(default=None, compare=False)
 
     @property
@@ -169,8 +174,11 @@ class ServerBase:
         return hashlib.sha256(blob).hexdigest()[:16]
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON view for listings; header and env values are redacted."""
+        """A JSON view for listings; header and env values and secrets in the target
+        (``logs.redact``) are redacted."""
         out: dict[str, Any] = {"name": self.name, "transport": self.transport}
+        if self.given_name is not None:
+            out["config_name"] = self.given_name
         out["origin"] = self.origin
         out["enabled"] = self.enabled
         out["ready_timeout_ms"] = self.ready_timeout_ms
@@ -230,7 +238,7 @@ class StdioServer(ServerBase):
 
     def to_dict(self) -> dict[str, Any]:
         out = ServerBase.to_dict(self)
-        out.update(command=self.command, args=list(self.args), cwd=self.cwd)
+        out.update(command=redact(self.command), args=redact_argv(self.args), cwd=self.cwd)
         out["env"] = dict.fromkeys(self.env, "***")
         return out
 
@@ -251,7 +259,7 @@ class _UrlServer(ServerBase):
 
     def to_dict(self) -> dict[str, Any]:
         out = ServerBase.to_dict(self)
-        out["url"] = self.url
+        out["url"] = redact(self.url)
         out["headers"] = dict.fromkeys(self.headers, "***")
         return out
 

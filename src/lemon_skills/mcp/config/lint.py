@@ -1,8 +1,9 @@
 """Warnings about MCP config that parses but will likely not do what its author meant.
 
 Unknown keys (``"arg"`` for ``"args"``), a ``command`` that carries its arguments
-(``"npx -y pkg"``), an executable that cannot be found, a file without servers. They never
-stop a config from loading; ``lemon mcp validate`` prints them.
+(``"npx -y pkg"``), a file without servers. They never stop a config from loading;
+``lemon mcp validate`` prints them, and fails on one: an executable that cannot be found
+(``MISSING_EXECUTABLE``), since that server can never start.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from pathlib import Path
 from lemon_skills.mcp.config.entries import ENTRY_KEYS, ConfigIssue, Origin, StdioServer
 from lemon_skills.mcp.config.parse import document_entries, parse_server, split_named
 from lemon_skills.mcp.config.resolve import global_config_path, project_config_path
+
+#: How a warning about a stdio command that names no executable begins.
+MISSING_EXECUTABLE = "executable not found"
 
 
 def executable_found(command: str, cwd: Path | None, path: str | None) -> bool:
@@ -80,7 +84,7 @@ def entry_warnings(raw: Mapping[str, object], *, base_dir: Path | None = None) -
         env_path = cfg.env.get("PATH", os.environ.get("PATH"))
         if not executable_found(cfg.command, cfg.effective_cwd(), env_path):
             hint = command_hint(cfg.command)
-            out.append(f"executable not found: {cfg.command}" + (f"; {hint}" if hint else ""))
+            out.append(f"{MISSING_EXECUTABLE}: {cfg.command}" + (f"; {hint}" if hint else ""))
     return out
 
 

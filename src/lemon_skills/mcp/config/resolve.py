@@ -7,11 +7,17 @@ with a ``name`` overrides lower entries of the same name; unnamed identical entr
 into one. ``enabled: false`` in the project file turns MCP off there (``true`` turns it back on
 over a global ``false``); ``LEMON_MCP_DISABLED`` and ``configure(mcp_disabled=True)`` turn it
 off everywhere. A broken file or entry is reported as an issue and skipped; the rest loads.
+
+The project file is a cloned repository's to write, so its entries are listed but never made
+active until the user trusts that file's bytes (``trust``); untrusted, they cannot override a
+global entry of the same name nor turn MCP back on over a global ``"enabled": false``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -24,9 +30,12 @@ from lemon_skills.mcp.config.entries import ConfigIssue, Origin, ServerConfig
 from lemon_skills.mcp.config.locations import global_config_path as global_config_path
 from lemon_skills.mcp.config.locations import project_config_path as project_config_path
 from lemon_skills.mcp.config.parse import document_entries, validate_servers
+from lemon_skills.mcp.config.trust import ProjectTrust, env_trusts, store_path
+from lemon_skills.mcp.config.trust import check as check_trust
+from lemon_skills.mcp.logs import redact
 
 #: A configured server's effective state in a directory (before any connection attempt).
-ServerState = Literal["enabled", "disabled", "off"]
+ServerState = Literal["enabled", "disabled", "off", "untrusted"]
 
 _TRUTHY = frozenset({"1", "true", "yes", "on"})
 
@@ -41,30 +50,63 @@ class ResolvedConfig:
     servers: tuple[ServerConfig, ...]
     issues: tuple[ConfigIssue, ...]
     overridden: tuple[ServerConfig, ...] = ()
+    #: The verdict on the project file, when there is one.
+    trust: ProjectTrust | None = None
 
     def active(self) -> tuple[ServerConfig, ...]:
-        """Servers to connect: none when MCP is off here, else the enabled entries."""
-        return tuple(s for s in self.servers if s.enabled) if self.enabled else ()
+        """Servers to connect: none when MCP is off here, else the enabled, trusted entries."""
+        return tuple(s for s in self.servers if s.enabled and s.trusted) if self.enabled else ()
 
     def state_of(self, server: ServerConfig) -> ServerState:
-        """``enabled``, ``disabled`` (the entry's own switch) or ``off`` (MCP is off here)."""
+        """``enabled``, ``disabled`` (the entry's own switch), ``untrusted`` (a project entry
+        the user has not trusted) or ``off`` (MCP is off here)."""
         if not self.enabled:
             return "off"
-        return "enabled" if server.enabled else "disabled"
+        if not server.enabled:
+            return "disabled"
+        return "enabled" if server.trusted else "untrusted"
+
+    def untrusted(self) -> tuple[ServerConfig, ...]:
+        """The enabled project entries left off because their file is not trusted."""
+        return tuple(s for s in self.servers if s.enabled and not s.trusted)
+
+    def untrusted_notice(self) -> str | None:
+        """One line naming what was skipped and how to trust it (None: nothing skipped)."""
+        skipped = self.untrusted()
+        if not skipped or self.trust is None or not self.enabled:
+            return None
+        names = ", ".join(s.name or redact(s.target) for s in skipped)
+        changed = " (changed since trusted)" if self.trust.state == "changed" else ""
+        return (
+            f"lemon: not starting {len(skipped)} MCP server(s) of the untrusted "
+            f"{self.trust.path}{changed}: {names}; review it, then run `{self.trust.command()}`"
+        )
 
     def server_dicts(self) -> list[dict[str, Any]]:
         """``to_dict()`` of every server plus its effective ``state`` and ``active`` flag."""
         out = []
         for s in self.servers:
             state = self.state_of(s)
-            out.append(s.to_dict() | {"state": state, "active": state == "enabled"})
+            out.append(
+                s.to_dict() | {"state": state, "active": state == "enabled", "trusted": s.trusted}
+            )
         return out
 
 
 def configured_server_names(cwd: Path | None) -> list[str]:
-    """The names of the MCP servers active in ``cwd`` (for skills' ``requires.mcp_servers``;
-    see ``lemon_skills.configure(mcp_server_names=...)``)."""
-    return [s.name for s in load(cwd or Path.cwd()).active() if s.name]
+    """The names of the MCP servers active in ``cwd``, and each as its config spells it when
+    that differs (for skills' ``requires.mcp_servers``; see
+    ``lemon_skills.configure(mcp_server_names=...)``)."""
+    active = load(cwd or Path.cwd()).active()
+    return [n for s in active for n in (s.name, s.given_name) if n]
+
+
+def server_called(config: ResolvedConfig, name: str) -> ServerConfig | None:
+    """The server of ``config`` called ``name``, as resolved or as its config spells it."""
+    for s in config.servers:
+        if name in (s.name, s.given_name):
+            return s
+    return None
 
 
 def env_disabled(env: Mapping[str, str] | None = None) -> bool:
@@ -83,7 +125,7 @@ def fingerprint(
     """Changes whenever anything ``load`` reads changes (cheap: two stats, no parsing)."""
     env = os.environ if env is None else env
     stats: list[tuple[int, int, int] | None] = []
-    paths = (global_config_path(), project_config_path(cwd)) if include_config else ()
+    paths = (global_config_path(), project_config_path(cwd), store_path()) if include_config else ()
     for path in paths:
         try:
             st = path.stat()
@@ -95,6 +137,7 @@ def fingerprint(
         tuple(stats),
         env.get("LEMON_MCP_SERVERS") if include_config else None,
         env_disabled(env),
+        env_trusts(env),
         settings_mod.settings().generation,
         id(servers),
     )
@@ -107,11 +150,14 @@ def load(
     include_config: bool = True,
     disabled: bool | None = None,
     env: Mapping[str, str] | None = None,
+    notify: bool = True,
 ) -> ResolvedConfig:
     """Resolve the servers that apply in ``cwd``.
 
     ``servers`` replaces the ``configure()`` list; ``include_config=False`` ignores files and
-    environment (as the smoke proofs and tests do).
+    environment (as the smoke proofs and tests do). With ``notify``, project servers skipped
+    as untrusted are logged once per file content (a WARNING of ``lemon_skills.mcp.config.trust``,
+    which reaches stderr when the host configured no logging).
     """
     env = os.environ if env is None else env
     settings = settings_mod.settings()
@@ -122,21 +168,52 @@ def load(
     layers.append(valid)
     issues.extend(bad)
     project_enabled = global_enabled = None
+    verdict: ProjectTrust | None = None
     if include_config:
         layers.append(_env_layer(env, issues))
-        project_enabled, project = _file_layer(project_config_path(cwd), "project", cwd, issues)
+        project_enabled, project, verdict = _project_layer(cwd, env, issues)
         global_enabled, global_ = _file_layer(global_config_path(), "global", None, issues)
         layers.extend([project, global_])
-    merged, overridden = _merge(layers)
+    trusted = verdict is None or verdict.trusted
+    if not trusted and project_enabled:
+        project_enabled = None  # an untrusted file may turn MCP off, never back on
+    merged, overridden = _merge(layers, project_trusted=trusted)
     reason = _disabled_reason(disabled, settings.mcp_disabled, env, project_enabled, global_enabled)
-    return ResolvedConfig(
+    resolved = ResolvedConfig(
         cwd=cwd,
         enabled=reason is None,
         disabled_reason=reason,
         servers=tuple(merged),
         issues=tuple(issues),
         overridden=tuple(overridden),
+        trust=verdict,
     )
+    line = resolved.untrusted_notice() if notify else None
+    if line is not None and verdict is not None:
+        _notify_once(str(verdict.path), verdict.sha256, line)
+    return resolved
+
+
+@functools.cache
+def _notify_once(path: str, sha256: str, line: str) -> None:
+    """Say once per process and file content what was skipped (hosts resolve every turn)."""
+    logging.getLogger("lemon_skills.mcp.config.trust").warning("%s", line)
+
+
+def _project_layer(
+    cwd: Path, env: Mapping[str, str], issues: list[ConfigIssue]
+) -> tuple[bool | None, list[ServerConfig], ProjectTrust | None]:
+    """The project file's entries, marked untrusted unless the user trusts these bytes."""
+    path = project_config_path(cwd)
+    data = _read_bytes(path, "project", issues)
+    if data is None:
+        return None, [], None
+    verdict = check_trust(path, data, env=env)
+    enabled, valid, bad = parse_document(data, path, "project", cwd)
+    issues.extend(bad)
+    if not verdict.trusted:
+        valid = [replace(cfg, trusted=False) for cfg in valid]
+    return enabled, valid, verdict
 
 
 def _disabled_reason(
@@ -184,11 +261,30 @@ def read_document(
     path: Path, origin: Origin, base_dir: Path | None
 ) -> tuple[bool | None, list[ServerConfig], list[ConfigIssue]]:
     """Parse one mcp.json; a missing file is empty, a broken one is an issue."""
+    issues: list[ConfigIssue] = []
+    raw = _read_bytes(path, origin, issues)
+    if raw is None:
+        return None, [], issues
+    return parse_document(raw, path, origin, base_dir)
+
+
+def _read_bytes(path: Path, origin: Origin, issues: list[ConfigIssue]) -> bytes | None:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_bytes()
     except FileNotFoundError:
-        return None, [], []
-    except (OSError, UnicodeDecodeError) as exc:
+        return None
+    except OSError as exc:
+        issues.append(ConfigIssue(reason=f"cannot read: {exc}", origin=origin, path=path))
+        return None
+
+
+def parse_document(
+    raw: bytes, path: Path, origin: Origin, base_dir: Path | None
+) -> tuple[bool | None, list[ServerConfig], list[ConfigIssue]]:
+    """Parse the bytes of one mcp.json; broken JSON is an issue."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         return None, [], [ConfigIssue(reason=f"cannot read: {exc}", origin=origin, path=path)]
     try:
         data: Any = json.loads(text)
@@ -209,11 +305,14 @@ def _file_layer(
     return enabled, valid
 
 
-def _merge(layers: list[list[ServerConfig]]) -> tuple[list[ServerConfig], list[ServerConfig]]:
+def _merge(
+    layers: list[list[ServerConfig]], *, project_trusted: bool = True
+) -> tuple[list[ServerConfig], list[ServerConfig]]:
     """Named entries: the highest layer wins. Unnamed: identical ones collapse.
 
     The result is ordered broad to narrow (programmatic, env, global, project) so adding a
-    project server never renames a global server's derived name.
+    project server never renames a global server's derived name. An untrusted project layer
+    ranks below the global one, so it cannot replace the user's server of the same name.
     """
     programmatic, *rest = layers
     env_layer = rest[0] if rest else []
@@ -222,7 +321,8 @@ def _merge(layers: list[list[ServerConfig]]) -> tuple[list[ServerConfig], list[S
     winners: dict[str, ServerConfig] = {}
     overridden: list[ServerConfig] = []
     seen_digests: set[str] = set()
-    for layer in (programmatic, env_layer, project, global_):
+    precedence = (project, global_) if project_trusted else (global_, project)
+    for layer in (programmatic, env_layer, *precedence):
         for cfg in layer:
             if cfg.name is not None:
                 key = server_name(cfg.name)
@@ -242,7 +342,11 @@ def _merge(layers: list[list[ServerConfig]]) -> tuple[list[ServerConfig], list[S
                 seen_digests.add(digest)
                 ordered.append(cfg)
     names = assign_server_names(ordered)
-    return [replace(cfg, name=n) for cfg, n in zip(ordered, names, strict=True)], overridden
+    renamed = [
+        replace(cfg, name=n, given_name=cfg.name if cfg.name not in (None, n) else None)
+        for cfg, n in zip(ordered, names, strict=True)
+    ]
+    return renamed, overridden
 
 
 def skill_servers(config: ResolvedConfig, switches: Mapping[str, bool] | None = None) -> list[str]:

@@ -17,6 +17,8 @@ from pydantic import TypeAdapter
 EXTENSION = "io.modelcontextprotocol/skills"
 #: Pages of ``skills/list`` followed at most (a cursor loop is cut short).
 MAX_PAGES = 100
+#: Malformed entries reported by name; the listing says only that there were more.
+MAX_PROBLEMS = 20
 _RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 
 
@@ -95,14 +97,18 @@ async def list_skills(session: Any, *, limit: int) -> tuple[list[WireSkill], lis
     skills: list[WireSkill] = []
     problems: list[str] = []
     cursor: str | None = None
+    seen = 0  # entries read, malformed ones included: they cost as much to parse and keep
     for _ in range(MAX_PAGES):
         params = types.PaginatedRequestParams(cursor=cursor)
         page = await session.send_request(types.Request(method="skills/list", params=params), _RAW)
         entries = page.get("skills")
-        found, bad = parse_entries(entries if isinstance(entries, list) else [])
+        entries = entries if isinstance(entries, list) else []
+        room = limit + 1 - seen  # one past the limit tells that it was passed
+        found, bad = parse_entries(entries[:room])
+        seen += min(len(entries), room)
         skills.extend(found)
-        problems.extend(bad)
-        if len(skills) > limit:
+        problems.extend(bad[: max(0, MAX_PROBLEMS - len(problems))])
+        if seen > limit:
             problems.append(
                 f"the server lists more than {limit} skills; only the first {limit} are used"
             )

@@ -12,6 +12,9 @@ SDK does. The rest is the SDK's own: the same ``SessionMessage`` streams, the sp
 process group, the SDK's allow-listed environment plus the entry's), the writer, and the
 shutdown sequence (close stdin, wait, terminate the process tree), so only the read path
 differs.
+
+While every request awaiting an answer is a read of a ``skill://`` file, a line longer than
+such an answer can be is dropped as it arrives and the reads fail (``Inflight``).
 """
 
 from __future__ import annotations
@@ -67,22 +70,34 @@ def _validated(value: Any) -> types.JSONRPCMessage:
 
 class LineSplitter:
     """Bytes in, complete lines out. A line that spans reads is collected in one buffer and,
-    when long, handed out decoded, so its bytes are freed before it is parsed."""
+    when long, handed out decoded, so its bytes are freed before it is parsed. A line longer
+    than the ``bound`` a feed is given is dropped as it arrives (``overflowed`` says so)."""
 
     def __init__(self) -> None:
         self._pending = bytearray()
+        self._dropping = False
+        self.overflowed = False
 
-    def feed(self, chunk: bytes) -> list[Line]:
+    def feed(self, chunk: bytes, bound: int | None = None) -> list[Line]:
         """The lines ``chunk`` completes (without their ``\\n``), oldest first."""
+        if self._dropping:
+            cut = chunk.find(b"\n")
+            if cut < 0:
+                return []
+            self._dropping = False
+            chunk = chunk[cut + 1 :]
         end = chunk.find(b"\n")
         if end < 0:
             self._pending += chunk
+            self._bound(bound)
             return []
         lines: list[Line] = []
         start = 0
         if self._pending:
             self._pending += chunk[:end]
-            lines.append(self.take())
+            if not self._bound(bound):
+                lines.append(self.take())
+            self._dropping = False  # the dropped line ended here
             start = end + 1
             end = chunk.find(b"\n", start)
         while end >= 0:
@@ -91,6 +106,7 @@ class LineSplitter:
             end = chunk.find(b"\n", start)
         if start < len(chunk):
             self._pending += chunk[start:]
+            self._bound(bound)
         return lines
 
     def take(self) -> Line:
@@ -103,6 +119,69 @@ class LineSplitter:
             return line.decode("utf-8")
         except UnicodeDecodeError:
             return line  # parse_line reports it
+
+    def _bound(self, bound: int | None) -> bool:
+        """Drop the pending line when it passed ``bound``; True when it did."""
+        if bound is None or len(self._pending) <= bound:
+            return False
+        self._pending = bytearray()
+        self._dropping = self.overflowed = True
+        return True
+
+
+#: The longest ``skill://`` file a read may return (the skills layer's ``MAX_FILE_BYTES``,
+#: which this layer cannot import), and the longest line its answer may take: every byte
+#: escaped as ``\\u00XX`` at worst, plus the envelope.
+SKILL_FILE_BYTES = 4 * 1024 * 1024
+SKILL_READ_LINE_BYTES = 6 * SKILL_FILE_BYTES + 65536
+
+
+class Inflight:
+    """The requests awaiting an answer, each with the longest line its answer may take. While
+    every one of them is bounded (reads of ``skill://`` files), a longer line is dropped as it
+    arrives and they are answered with an error: a server cannot make the client hold a
+    150 MB "skill" in memory to find out it is too big."""
+
+    def __init__(self) -> None:
+        self._caps: dict[int | str, int | None] = {}
+
+    def sent(self, message: Any) -> None:
+        """Note a request going out, or one given up (``notifications/cancelled``)."""
+        if isinstance(message, types.JSONRPCNotification):
+            if message.method == "notifications/cancelled":
+                self._caps.pop((message.params or {}).get("requestId"), None)  # type: ignore[arg-type]
+            return
+        if isinstance(message, types.JSONRPCRequest):
+            uri = (message.params or {}).get("uri")
+            skill_read = message.method == "resources/read" and str(uri).startswith("skill://")
+            self._caps[message.id] = SKILL_READ_LINE_BYTES if skill_read else None
+
+    def answered(self, item: Item) -> None:
+        """Note an answer coming in."""
+        message = item.message if isinstance(item, SessionMessage) else None
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._caps.pop(message.id, None)  # type: ignore[arg-type]
+
+    def bound(self) -> int | None:
+        """The longest line any awaited answer may take; None when one is unbounded."""
+        caps = list(self._caps.values())
+        if not caps or None in caps:
+            return None
+        return max(c for c in caps if c is not None)
+
+    def refuse_all(self) -> list[SessionMessage]:
+        """Errors answering every awaited request (the line that overflowed was one of them)."""
+        reason = f"the server's answer is longer than {SKILL_READ_LINE_BYTES} bytes; dropped"
+        out = [
+            SessionMessage(
+                types.JSONRPCError(
+                    jsonrpc="2.0", id=rid, error=types.ErrorData(code=-32603, message=reason)
+                )
+            )
+            for rid in self._caps
+        ]
+        self._caps.clear()
+        return out
 
 
 @asynccontextmanager
@@ -126,6 +205,7 @@ async def stdio_transport(
     reader_send, read_stream = anyio.create_memory_object_stream[Item](0)
     write_stream, writer_receive = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()
+    inflight = Inflight()
 
     async def stdout_reader() -> None:
         assert process.stdout is not None
@@ -134,10 +214,15 @@ async def stdio_transport(
             async with reader_send:
                 try:
                     async for chunk in process.stdout:
-                        lines = splitter.feed(chunk)
+                        lines = splitter.feed(chunk, inflight.bound())
+                        if splitter.overflowed:
+                            splitter.overflowed = False
+                            for refusal in inflight.refuse_all():
+                                await reader_send.send(refusal)
                         for index in range(len(lines)):
                             item = parse_line(lines[index])
                             lines[index] = b""  # a long line is freed before delivery
+                            inflight.answered(item)
                             await reader_send.send(item)
                             del item
                     last = splitter.take()
@@ -157,6 +242,7 @@ async def stdio_transport(
         try:
             async with writer_receive:
                 async for message in writer_receive:
+                    inflight.sent(message.message)
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await process.stdin.send((data + "\n").encode("utf-8"))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):

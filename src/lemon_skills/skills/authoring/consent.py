@@ -1,16 +1,18 @@
-"""Who may delete or rewrite a skill through ``skill_manage``.
+"""Who may delete, rewrite, switch on or off, or create a skill through ``skill_manage``.
 
 An agent may change the skills it created (provenance is recorded in the usage sidecar at
 create). Any other skill (installed, hand-written, or created by an agent but since installed
-over) needs an operator's approval from the approvals store. The approval is bound to the exact
-request and to the skill's content hash, so it is spent once the change lands.
+over) needs an operator's approval from the approvals store; so does a new skill that would
+hide one already there under the same key, or whose audit warns (a ``curl | sh`` in a global
+skill reaches every project). The approval is bound to the exact request and to the skill's
+content hash, so it is spent once the change lands.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol
 
@@ -39,8 +41,11 @@ class Target(Protocol):
     def usage(self) -> UsageStore: ...
 
 
-#: Actions that remove or rewrite what is already there.
-GUARDED: Final = frozenset({"delete", "edit", "patch", "write_file", "remove_file"})
+#: Actions that remove, rewrite, or switch on or off what is already there (``restore`` turns
+#: back on a skill the user disabled; ``pin`` shields it from the user's own clean-up).
+GUARDED: Final = frozenset(
+    {"delete", "edit", "patch", "write_file", "remove_file", "restore", "archive", "pin"}
+)
 #: The parameters that say what a change does; the approval covers exactly these.
 _CHANGE_PARAMS: Final = (
     "content",
@@ -68,20 +73,54 @@ def authorise(t: Target, action: str, params: Mapping[str, Any]) -> None:
     """
     if action not in GUARDED or agent_authored(t):
         return
-    request = _request(t, action, params)
+    _require(
+        t,
+        _request(t, action, params),
+        params,
+        why=f"Skill '{t.name}' was not created by an agent, so {action} needs the user's approval",
+        rationale=f"an agent asks to {action} skill {t.name!r} ({t.scope}), not one it created",
+    )
+
+
+def authorise_create(
+    t: Target, params: Mapping[str, Any], *, shadows: Path | None, warnings: Sequence[str]
+) -> None:
+    """Let a create proceed, or raise with a pending approval: when the new skill would hide
+    the skill at ``shadows`` (same key, lower precedence) or its audit gave ``warnings``.
+
+    Raises:
+        SkillWriteError: such a create without a matching granted approval.
+    """
+    reasons = []
+    if shadows is not None:
+        reasons.append(f"it would hide the existing skill at {shadows}")
+    if warnings:
+        reasons.append("its audit warns: " + "; ".join(warnings[:3]))
+    if not reasons:
+        return
+    request = {**_request(t, "create", params), "shadows": str(shadows) if shadows else None}
+    because = " and ".join(reasons)
+    _require(
+        t,
+        request,
+        params,
+        why=f"creating skill '{t.name}' ({t.scope}) needs the user's approval: {because}",
+        rationale=f"an agent asks to create skill {t.name!r} ({t.scope}); {because}",
+    )
+
+
+def _require(
+    t: Target, request: dict[str, Any], params: Mapping[str, Any], *, why: str, rationale: str
+) -> None:
     granted = params.get("approval_id")
     if isinstance(granted, str) and granted.strip():
         _check_granted(granted.strip(), request)
         return
     pending = approvals.default_store().create(
-        TOOL,
-        request,
-        rationale=f"an agent asks to {action} skill {t.name!r} ({t.scope}), not one it created",
-        context=ApprovalContext(agent_id=t.agent_id),
+        TOOL, request, rationale=rationale, context=ApprovalContext(agent_id=t.agent_id)
     )
     raise SkillWriteError(
-        f"Skill '{t.name}' was not created by an agent, so {action} needs the user's approval; "
-        f"approval {pending.id} is pending",
+        f"{why}; approval {pending.id} is pending; nothing was changed",
         hint=f"ask the user to run `lemon approvals approve {pending.id}`, then call again with "
         f"the same parameters and approval_id={pending.id}",
     )
@@ -96,7 +135,7 @@ def _request(t: Target, action: str, params: Mapping[str, Any]) -> dict[str, Any
         "scope": t.scope,
         "path": str(t.skill_dir),
         "change_sha256": digest,
-        "skill_hash": hash_dir(t.skill_dir),
+        "skill_hash": hash_dir(t.skill_dir) if t.skill_dir.is_dir() else None,
     }
 
 

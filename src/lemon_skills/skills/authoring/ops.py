@@ -132,9 +132,19 @@ def _create(t: Target, p: Mapping[str, Any]) -> Outcome:
     with _staged(t, copy=False) as stage:
         _apply(stage, {SKILL_FILE: content})
         verdict = _gate_or_raise(stage, t.name)
+        consent.authorise_create(t, p, shadows=_would_hide(t), warnings=verdict.audit_warnings)
         os.rename(stage, t.skill_dir)
     t.usage().record_created(t.name, agent_id=t.agent_id)
     return _written(t, "create", f"Skill '{t.name}' created at {t.skill_dir}.", verdict, notes)
+
+
+def _would_hide(t: Target) -> Path | None:
+    """The skill a new ``t`` would take the key from: the one the scope resolves it to now."""
+    registry = default_registry()
+    registry.invalidate()  # a skill the user added a moment ago counts
+    view = registry.view(t.cwd if t.scope == "project" else None)
+    entry = view.by_key.get(t.name)
+    return None if entry is None or entry.source == "mcp" else entry.path
 
 
 def _edit(t: Target, p: Mapping[str, Any]) -> Outcome:

@@ -41,6 +41,8 @@ class GateVerdict:
     status: GateStatus
     findings: tuple[str, ...] = ()
     blocking: tuple[str, ...] = field(default=())
+    #: The install audit's own warnings (not lint notes): what an install would ask a human about.
+    audit_warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The ``audit`` summary in tool details."""
@@ -196,7 +198,13 @@ def gate(skill_dir: Path, *, name: str) -> GateVerdict:
         blocking.append(f"{SKILL_FILE} is missing")
     blocking = list(dict.fromkeys(blocking))
     status: GateStatus = "block" if blocking else ("warn" if warnings else "pass")
-    return GateVerdict(status=status, findings=(*blocking, *warnings), blocking=tuple(blocking))
+    audit_warnings = tuple(f.summary() for f in report.findings if f.severity != "block")
+    return GateVerdict(
+        status=status,
+        findings=(*blocking, *warnings),
+        blocking=tuple(blocking),
+        audit_warnings=audit_warnings,
+    )
 
 
 def _walk(root: Path) -> Iterator[tuple[str, Path]]:

@@ -15,7 +15,16 @@ from lemon_skills.search import scoring
 from lemon_skills.skills.model import Entry
 from lemon_skills.skills.ranking.index import DEFAULT_WEIGHTS, Index, Weights, build_index
 
-__all__ = ["DEFAULT_WEIGHTS", "Index", "Match", "Weights", "build_index", "clears_bar", "rank"]
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "Index",
+    "Match",
+    "Weights",
+    "build_index",
+    "clears_bar",
+    "near_misses",
+    "rank",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +46,17 @@ def rank(
     """
     found = scoring.rank(index.core, query, limit=limit, similar=similar)
     return [Match(index.entries[m.doc], m.score, m.parts) for m in found]
+
+
+def near_misses(
+    index: Index, query: str, *, limit: int = 3, similar: Mapping[int, float] | None = None
+) -> list[Match]:
+    """The best skills for ``query`` without abstaining, each with its ``evidence``: what an
+    empty answer is explained with."""
+    p = scoring.pool(index.core, query, limit=limit, similar=similar)
+    if p is None:
+        return []
+    return [Match(index.entries[d], p.final[d], scoring.parts_of(index.core, p, d)) for d in p.best]
 
 
 def clears_bar(match: Match, weights: Weights, *, semantic: bool) -> bool:

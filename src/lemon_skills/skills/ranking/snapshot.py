@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,8 @@ KEEP = 8
 #: From this many skills, the first query of a tree whose index was never built is answered
 #: from an index focused on it (``index.focused_index``): indexing every body takes seconds.
 FOCUS_MIN = 2_000
+#: A background build's claim older than this is a build that died (a build takes seconds).
+CLAIM_STALE_S = 600.0
 
 #: The last index of each tree this process built or read, so an edit seen by a running
 #: agent updates it in memory rather than from the file.
@@ -83,6 +86,40 @@ def exclusive(
             yield True
     except Timeout:
         yield False
+
+
+def claim_build(entries: Sequence[Entry], *, now: float | None = None) -> bool:
+    """Claim this tree's one background build, before spawning it: False while another
+    process's claim stands (parallel commands must not each start a build). The claim is a
+    file its build removes (``release_build``); a claim older than ``CLAIM_STALE_S`` (a build
+    that died) is taken over."""
+    path = _claim_path(index_mod.tree_key(entries, index_mod.DEFAULT_WEIGHTS))
+    now = time.time() if now is None else now
+    for _ in range(2):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            return True
+        except FileExistsError:
+            try:
+                if now - path.stat().st_mtime < CLAIM_STALE_S:
+                    return False
+                path.unlink()
+            except FileNotFoundError:
+                continue
+        except OSError:
+            return False  # an unwritable cache builds in the foreground, as without one
+    return False
+
+
+def release_build(entries: Sequence[Entry]) -> None:
+    """End the claim of ``claim_build``."""
+    with contextlib.suppress(OSError):
+        _claim_path(index_mod.tree_key(entries, index_mod.DEFAULT_WEIGHTS)).unlink()
+
+
+def _claim_path(key: str) -> Path:
+    return cache_dir() / f"{key}.building"
 
 
 def first_query_index(

@@ -123,10 +123,12 @@ def entries(
     out: list[Entry] = []
     diags: list[Diagnostic] = []
     shadowed: dict[str, list[Entry]] = {}
-    from lemon_skills.skills.remote.verify import listing_problem
+    from lemon_skills.skills.remote import store
+    from lemon_skills.skills.remote.verify import pin_problem
 
     state = sources()
     built, last = {}, state.built
+    pins, listed = store.approvals() if any(x.skills for x in listings) else ({}, {})
     for listing in listings:
         where = Path(f"mcp:{listing.server}")
         diags.extend(
@@ -139,7 +141,7 @@ def entries(
             hit = last.get(slot)
             if hit is not None and hit[1] is fetch and hit[0] == skill:
                 entry = hit[2]  # the same listed skill passed the checks before
-            elif (problem := listing_problem(skill)) is not None:
+            elif (problem := _listing_problem(skill)) is not None:
                 diags.append(
                     Diagnostic(path=where, reason=problem, code="mcp_skill", key=skill.key)
                 )
@@ -147,7 +149,15 @@ def entries(
             else:
                 entry = _entry(skill, fetch, cwd)
             built[slot] = (skill, fetch, entry)
-            local = local_names.get(skill.name)
+            if (problem := pin_problem(skill, pins, listed)) is not None:
+                # The body would be refused; its new description must not reach the model
+                # either (a rug pull that rewrites the listing alone).
+                reason = f"{problem}; withheld until `lemon skill enable {skill.key}` approves it"
+                diags.append(
+                    Diagnostic(path=where, reason=reason, code="mcp_skill_changed", key=skill.key)
+                )
+                continue
+            local = _local_namesake(skill, local_names)
             if local is not None:
                 shadowed.setdefault(local.key, []).append(entry)
                 diags.append(
@@ -164,6 +174,31 @@ def entries(
             out.append(entry)
     state.built = built
     return out, diags, shadowed
+
+
+def _listing_problem(skill: RemoteSkill) -> str | None:
+    """Why a listed skill is not offered: the listing checks, then its description and label
+    screened as tool descriptions are (they reach the model verbatim)."""
+    from lemon_skills.skills.remote.verify import listing_problem
+    from lemon_skills.text.descriptions import description_findings
+
+    if (problem := listing_problem(skill)) is not None:
+        return problem
+    for what, text in (("description", skill.description), ("label", skill.label or "")):
+        if findings := description_findings(text):
+            return f"its {what} " + "; ".join(findings)
+    return None
+
+
+def _local_namesake(skill: RemoteSkill, local_names: Mapping[str, Entry]) -> Entry | None:
+    """The local skill a remote one would pass for: same name, or a label (the name it is
+    shown by) that is a local skill's name or key, in any case."""
+    for name in (skill.name, skill.label):
+        if name:
+            found = local_names.get(name) or local_names.get(name.lower())
+            if found is not None:
+                return found
+    return None
 
 
 def generation(cwd: Path | None) -> tuple[object, ...]:

@@ -13,6 +13,7 @@ from lemon_skills.skills.remote.verify import (
     MAX_FILE_BYTES,
     content_problem,
     frontmatter_problem,
+    pin_problem,
     size_problem,
     skill_problem,
 )
@@ -42,17 +43,21 @@ def _fetch_verified(skill: RemoteSkill, f: RemoteFile, fetch: Fetch) -> bytes:
     return data
 
 
-def _check_pin(skill: RemoteSkill) -> None:
-    now = skill.resources_digest()
-    was = store.pinned(skill.key)
-    if was is None:
-        store.pin(skill.key, now)
-    elif was != now:
+def _check_pin(skill: RemoteSkill) -> bool:
+    """Refuse a skill its approval does not cover; pin its files at first use. True when its
+    listing is pinned already (else it is pinned once every check passed, so a listing the
+    file contradicts is never the one approved)."""
+    pins, listed = store.approvals()
+    problem = pin_problem(skill, pins, listed)
+    if problem is not None:
         raise _fail(
             skill,
-            "its files changed since it was approved",
+            problem,
             hint=f"review it, then `lemon skill enable {skill.key}` to approve this version",
         )
+    if pins.get(skill.key) is None:
+        store.pin(skill.key, skill.resources_digest())
+    return listed.get(skill.key) is not None
 
 
 def verified_text(skill: RemoteSkill, fetch: Fetch) -> str:
@@ -92,7 +97,7 @@ def load_text(skill: RemoteSkill, fetch: Fetch) -> str:
     """
     if (problem := skill_problem(skill)) is not None:
         raise _fail(skill, problem)
-    _check_pin(skill)
+    listing_pinned = _check_pin(skill)
     text = verified_text(skill, fetch)
     data = text.encode("utf-8")
     report = _audit(skill, data)
@@ -110,6 +115,8 @@ def load_text(skill: RemoteSkill, fetch: Fetch) -> str:
     main = skill.file(skill.uri)
     assert main is not None and main.digest is not None
     store.keep(main.digest, data)
+    if not listing_pinned:
+        store.pin(skill.key, skill.resources_digest(), listing=skill.listing_digest())
     return text
 
 

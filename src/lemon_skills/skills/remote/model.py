@@ -58,6 +58,15 @@ class RemoteSkill:
         lines = sorted(f"{f.uri} {f.digest}" for f in self.files or ())
         return "sha256:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
+    def listing_digest(self) -> str:
+        """One digest over the listed frontmatter (the description the model is shown among
+        it): what a listing is held to once the skill was approved."""
+        import hashlib
+        import json
+
+        blob = json.dumps(self.frontmatter, sort_keys=True, default=str, ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
 
 class Fetch(Protocol):
     """Read one file of the server by uri, refusing to read more than ``limit`` bytes."""

@@ -49,24 +49,39 @@ def pinned(key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def approvals() -> tuple[dict[str, str], dict[str, str]]:
+    """Every pin at once: resources digest by key, and listing digest by key (what the
+    frontmatter the server listed was when the skill was approved)."""
+    state = _fs.read_json(_pins_path(), default=dict)
+    return _strings(state.get("pins")), _strings(state.get("listed"))
+
+
+def _strings(value: object) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, str)}
+
+
 def reviewed(key: str) -> bool:
     """Whether the user approved ``key`` by name (so audit warnings do not hold it back)."""
     names = _fs.read_json(_pins_path(), default=dict).get("reviewed", [])
     return isinstance(names, list) and key in names
 
 
-def pin(key: str, digest: str | None, *, review: bool = False) -> None:
-    """Bind the approval of ``key`` to ``digest`` (None: forget it, so the next load re-pins);
+def pin(key: str, digest: str | None, *, review: bool = False, listing: str | None = None) -> None:
+    """Bind the approval of ``key`` to ``digest`` and, when given, the ``listing`` digest of
+    its listed frontmatter (``digest`` None: forget both, so the next load re-pins);
     ``review`` records that the user approved it by name."""
 
     def change(state: dict[str, object]) -> None:
-        pins = state.get("pins")
-        if not isinstance(pins, dict):
-            pins = state["pins"] = {}
-        if digest is None:
-            pins.pop(key, None)
-        else:
-            pins[key] = digest
+        for field, value in (("pins", digest), ("listed", listing)):
+            table = state.get(field)
+            if not isinstance(table, dict):
+                table = state[field] = {}
+            if digest is None:
+                table.pop(key, None)
+            elif value is not None:
+                table[key] = value
         if review:
             names = state.get("reviewed")
             names = names if isinstance(names, list) else []

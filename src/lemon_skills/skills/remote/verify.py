@@ -95,3 +95,19 @@ def frontmatter_problem(expected: Mapping[str, Any], text: str) -> str | None:
     if differs:
         return "SKILL.md frontmatter differs from the listing in: " + ", ".join(map(str, differs))
     return None
+
+
+def pin_problem(
+    skill: RemoteSkill, pins: Mapping[str, str], listed: Mapping[str, str]
+) -> str | None:
+    """Why ``skill`` as listed now is not the version the user's approval is pinned to, or
+    None (also when nothing is pinned yet)."""
+    was = pins.get(skill.key)
+    if was is None:
+        return None
+    if was != skill.resources_digest():
+        return "its files changed since it was approved"
+    listing = listed.get(skill.key)
+    if listing is not None and listing != skill.listing_digest():
+        return "its listing (name, description or metadata) changed since it was approved"
+    return None
