@@ -1,6 +1,7 @@
 """Latency of skills served by ``lemon mcp serve`` against the same skills on disk.
 
     python benchmarks/mcp_skills_latency.py [--count 453] [--runs 30] [--queries 40]
+        [--prompt-runs 10]
 
 Starts ``lemon mcp serve`` on a copy of the bench skills (stdio, a real process, warmed by one
 listing) and connects to it with the official SDK's ``ClientSession``. The three listing
@@ -17,8 +18,17 @@ shared machine hits each alike; medians:
 * ``find inproc``: ``find_relevant`` in this process over the same skills (index warm).
 * ``find_skills``: the ``find_skills`` tool over MCP, the same queries.
 
+* ``prompt``: ``lemon prompt`` as a host runs it every turn (a new process each time), in a
+  project whose skills come from ``lemon mcp serve`` configured in the global mcp.json with
+  ``"skills": "enabled"``, against ``lemon prompt`` in the served directory itself (the same
+  skills on disk); interleaved rounds, medians. The first served run (the server started, the
+  listing saved) is given apart; the repeated runs answer from the saved listing and bodies.
+  Background work (index build, listing refresh) is off during the timed runs for both sides
+  (``LEMON_BACKGROUND_INDEX=0``): what is timed is what the host waits for.
+
 Targets (issue 15): ``served list <= 2 x (disk list + rtt)``;
-``find_skills <= find inproc + rtt + 2 ms``.
+``find_skills <= find inproc + rtt + 2 ms``. Issue 30: repeated served ``prompt`` <= 1.5 x
+``prompt`` on disk.
 
 Each listing figure is also given in CPU time: this process's plus the server process's (every
 thread, from ``/proc/<pid>/task/*/schedstat``, Linux), per step. On a loaded machine the wall
@@ -170,11 +180,55 @@ async def run_bench(served: Path, runs: int, queries: list[str]) -> dict[str, fl
     return r
 
 
+def lemon_prompt_ms(request: str, cwd: Path) -> tuple[float, float]:
+    """Wall and CPU milliseconds of one ``lemon prompt REQUEST --cwd CWD`` process (CPU: the
+    process and every process it waited for, a server it started included)."""
+    import resource
+    import subprocess
+
+    env = dict(os.environ, LEMON_BACKGROUND_INDEX="0")
+    argv = [sys.executable, "-m", "lemon_skills", "prompt", request, "--cwd", str(cwd), "--json"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, capture_output=True)  # noqa: S603 - our own CLI
+    wall = (time.perf_counter() - t) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+    return wall, cpu
+
+
+def prompt_bench(served: Path, consumer: Path, runs: int, request: str) -> dict[str, float]:
+    """``lemon prompt`` from the served skills (through a stdio server) and on disk."""
+    config = Path(os.environ["LEMON_AGENT_DIR"]) / "mcp.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    entry = {
+        "command": sys.executable,
+        "args": ["-m", "lemon_skills", "mcp", "serve", "--cwd", str(served)],
+        "skills": "enabled",
+    }
+    config.write_text(json.dumps({"mcpServers": {"bench": entry}}))
+    times: dict[str, list[tuple[float, float]]] = {"disk": [], "served": []}
+    try:
+        first = lemon_prompt_ms(request, consumer)
+        r = {"prompt_first": first[0], "prompt_first_cpu": first[1]}
+        lemon_prompt_ms(request, served)  # the disk side's caches, as the served side's
+        for _ in range(runs):
+            times["disk"].append(lemon_prompt_ms(request, served))
+            times["served"].append(lemon_prompt_ms(request, consumer))
+    finally:
+        config.unlink()
+    for side, pairs in times.items():
+        r[f"prompt_{side}"] = statistics.median(w for w, _ in pairs)
+        r[f"prompt_{side}_cpu"] = statistics.median(c for _, c in pairs)
+    return r
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=453)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--prompt-runs", type=int, default=10)
     args = parser.parse_args()
     from benchmarks.corpus import bench_root, make_corpus
 
@@ -191,6 +245,9 @@ def main() -> None:
         import anyio
 
         r = anyio.run(run_bench, served, args.runs, queries)
+        consumer = Path(tmp) / "consumer"
+        (consumer / ".git").mkdir(parents=True)
+        p = prompt_bench(served, consumer, args.prompt_runs, queries[0])
     disk_plus = r["disk_list"] + r["rtt"]
     print(f"skills served: {int(r['served_count'])} of {args.count}")
     print(f"rtt (ping):     {r['rtt']:.2f} ms")
@@ -211,6 +268,16 @@ def main() -> None:
         f"find_skills:    {r['find_skills']:.2f} ms  ({extra:+.2f} ms over inproc + rtt; "
         "target <= 2)"
     )
+    print(
+        f"prompt, first served (server started): {p['prompt_first']:.0f} ms "
+        f"(cpu {p['prompt_first_cpu']:.0f} ms)"
+    )
+    for clock in ("", "_cpu"):
+        served_ms, disk_ms = p[f"prompt_served{clock}"], p[f"prompt_disk{clock}"]
+        print(
+            f"prompt, repeated ({'cpu' if clock else 'wall'}): served {served_ms:.0f} ms, disk "
+            f"{disk_ms:.0f} ms ({served_ms / disk_ms:.2f} x disk; target <= 1.5)"
+        )
 
 
 if __name__ == "__main__":

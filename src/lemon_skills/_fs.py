@@ -223,6 +223,29 @@ def scratch_dir(parent: Path, prefix: str) -> Iterator[Path]:
             os.close(fd)
 
 
+def claim_file(path: Path, *, stale_s: float, now: float | None = None) -> bool:
+    """Claim one piece of background work by creating ``path``: False while another process's
+    claim stands (parallel commands must not each start the work). The work removes the file
+    when done; a claim older than ``stale_s`` (work that died) is taken over. An unwritable
+    directory claims nothing."""
+    now = time.time() if now is None else now
+    for _ in range(2):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            return True
+        except FileExistsError:
+            try:
+                if now - path.stat().st_mtime < stale_s:
+                    return False
+                path.unlink()
+            except FileNotFoundError:
+                continue
+        except OSError:
+            return False
+    return False
+
+
 def sweep_stale(root: Path, *, older_than: float = STALE_AFTER_S) -> None:
     """Remove the staging dirs and temp files in ``root`` that a killed process left behind.
 

@@ -52,7 +52,13 @@ def _trace() -> Any:
     trace = sys.modules.get("opentelemetry.trace")
     if trace is None:
         return None
-    provider = trace.get_tracer_provider()
+    # The API's own global, read directly: get_tracer_provider() also consults os.environ on
+    # every call, which would be most of an unconfigured MCP call's tracing cost.
+    provider = getattr(trace, "_TRACER_PROVIDER", None)
+    if provider is None and not hasattr(trace, "_TRACER_PROVIDER"):
+        provider = trace.get_tracer_provider()
+    if provider is None:
+        return None
     if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
         return None
     return trace
@@ -82,6 +88,11 @@ def _clean(attributes: Mapping[str, Any]) -> dict[str, AttrValue]:
     return out
 
 
+def active() -> bool:
+    """Whether a tracer or meter provider is set: hot paths skip building spans when not."""
+    return _trace() is not None or _meter() is not None
+
+
 def set_attributes(current: Any, attributes: Mapping[str, Any]) -> None:
     """Add ``attributes`` (None values dropped) to a span from ``span``."""
     if current.is_recording():
@@ -92,10 +103,14 @@ def _meter() -> Any:
     metrics = sys.modules.get("opentelemetry.metrics")
     if metrics is None:
         return None
-    provider = metrics.get_meter_provider()
-    if isinstance(provider, metrics.NoOpMeterProvider) or type(provider).__name__ == (
-        "_ProxyMeterProvider"
-    ):
+    internal = sys.modules.get("opentelemetry.metrics._internal")
+    # As for traces: the API's global read directly, not through os.environ on every call.
+    provider = getattr(internal, "_METER_PROVIDER", None)
+    if provider is None and not hasattr(internal, "_METER_PROVIDER"):
+        provider = metrics.get_meter_provider()
+    if provider is None or isinstance(provider, metrics.NoOpMeterProvider):
+        return None
+    if type(provider).__name__ == "_ProxyMeterProvider":
         return None
     return _instruments(provider)
 

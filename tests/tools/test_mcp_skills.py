@@ -12,7 +12,7 @@ from typing import Any
 
 import lemon_skills
 from lemon_skills.mcp.config.locations import project_config_path
-from lemon_skills.mcp.skills.client import WireFile, WireSkill
+from lemon_skills.mcp.skills.client import NO_HINT, WireFile, WireSkill
 from lemon_skills.skills import enablement
 from lemon_skills.skills.remote.model import ORIGINAL_NAME_KEY
 from lemon_skills.tools.mcp_skills import (
@@ -111,7 +111,7 @@ class FakeMcp:
 
     def skill_listings(self, where: Path, names: tuple[str, ...], *, limit: int) -> list[Any]:
         self.listed += 1
-        return [(n, [wire("skill://pdf/SKILL.md", "pdf")], []) for n in names]
+        return [(n, [wire("skill://pdf/SKILL.md", "pdf")], [], NO_HINT) for n in names]
 
     def read_skill_file(self, where: Path, server: str, uri: str, *, limit: int) -> bytes:
         self.reads.append((server, uri))

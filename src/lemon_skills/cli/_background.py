@@ -36,6 +36,25 @@ def index_later(cwd: Path | None) -> None:
     )
 
 
+def refresh_later(cwd: Path | None) -> None:
+    """Refresh in a detached process the saved MCP skill listings this command answered from
+    past the lifetime their servers gave them; one refresh per set of servers at a time,
+    claimed before it is spawned (``LEMON_BACKGROUND_INDEX=0``: never)."""
+    if os.environ.get("LEMON_BACKGROUND_INDEX", "1") == "0":
+        return
+    from lemon_skills.tools.mcp_skills import claim_refresh
+
+    try:
+        project = (cwd or Path.cwd()).absolute()
+    except OSError:
+        return
+    if claim_refresh(cwd):
+        _detached(
+            [sys.executable, "-P", "-m", "lemon_skills", "mcp", "refresh-skills", "--quiet"]
+            + ["--cwd", str(project)]
+        )
+
+
 def _detached(argv: list[str]) -> None:
     """Start ``argv`` from ``/`` in its own session with no terminal I/O and never wait for
     it: this process exits first, and the child is then reaped by init."""

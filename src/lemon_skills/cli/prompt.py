@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from lemon_skills.cli._background import index_later
+from lemon_skills.cli._background import index_later, refresh_later
 from lemon_skills.cli._output import (
     agent_option,
     cwd_option,
@@ -94,6 +94,7 @@ def prompt(
         agent=agent,
     )
     index_later(cwd)
+    refresh_later(cwd)
     if with_tools:
         _dropped_servers(cwd)
     if as_json:

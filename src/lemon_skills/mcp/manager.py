@@ -35,7 +35,7 @@ from lemon_skills.mcp.connect import (
     startup_failure,
     startup_timeout,
 )
-from lemon_skills.mcp.deadline import Deadline
+from lemon_skills.mcp.deadline import Deadline, Timekeeper
 from lemon_skills.mcp.handle import ServerHandle, fetch_listing
 from lemon_skills.mcp.oauth.failure import auth_error, begin_attempt, explain_failure
 
@@ -95,10 +95,12 @@ class McpManager:
         self._client_info = client_info
         self._handles: dict[str, ServerHandle] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._timekeeper = Timekeeper()
 
     async def __aenter__(self) -> McpManager:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
+        self._tg.start_soon(self._timekeeper.run)
         return self
 
     async def __aexit__(
@@ -328,7 +330,7 @@ class McpManager:
     ) -> T:
         failed_before = getattr(handle.auth, "last_error", None)
         try:
-            with deadline.scope():
+            with self._timekeeper.watch(deadline):
                 return await op(conn.client)
             raise TimeoutError  # only reached when the deadline's scope ended the block
         except MCPError as exc:
@@ -354,6 +356,8 @@ class McpManager:
         except (ValidationError, RuntimeError) as exc:
             reason = f"the server's answer is invalid: {describe(exc)}"
             raise McpToolError(f"{what} failed: {reason}", server=handle.name) from exc
+        finally:
+            self._timekeeper.release(deadline)
 
     async def _serve(self, h: ServerHandle) -> None:
         try:

@@ -43,7 +43,7 @@ from lemon_skills.mcp.manager import (
 from lemon_skills.mcp.report import ListingKind, Report, collect, require_server
 from lemon_skills.mcp.runtime import Runtime
 from lemon_skills.mcp.sampling.handler import DelegateFn
-from lemon_skills.mcp.skills.client import WireSkill
+from lemon_skills.mcp.skills.client import NO_HINT, CacheHint, WireSkill
 from lemon_skills.mcp.views import SourceCore, View
 from lemon_skills.paths import PathArg, resolve_cwd
 from lemon_skills.tool import Tool, ToolContext, ToolResult
@@ -372,8 +372,9 @@ class McpSource:
 
     def skill_listings(
         self, cwd: PathArg, servers: Collection[str], *, limit: int
-    ) -> list[tuple[str, list[WireSkill], list[str]]]:
-        """``(server, skills, problems)`` for each of ``servers`` (connecting only those)."""
+    ) -> list[tuple[str, list[WireSkill], list[str], CacheHint]]:
+        """``(server, skills, problems, cache hints)`` for each of ``servers`` (connecting
+        only those)."""
         where = self._dir(cwd)
         return self._rt.run(lambda: self._skills(where, servers, limit))
 
@@ -400,22 +401,22 @@ class McpSource:
 
     async def _skills(
         self, where: Path, servers: Collection[str], limit: int
-    ) -> list[tuple[str, list[WireSkill], list[str]]]:
+    ) -> list[tuple[str, list[WireSkill], list[str], CacheHint]]:
         core = self._need_core()
         view = await core.discover(where, only=list(servers))
-        out: list[tuple[str, list[WireSkill], list[str]]] = []
+        out: list[tuple[str, list[WireSkill], list[str], CacheHint]] = []
         for h in view.handles:
             if h.name not in servers:
                 continue
             if not h.connected:
-                out.append((h.name, [], [f"server is not connected: {h.last_error}"]))
+                out.append((h.name, [], [f"server is not connected: {h.last_error}"], NO_HINT))
                 continue
             try:
-                skills, problems = await core.skills(h, limit)
+                skills, problems, hint = await core.skills(h, limit)
             except McpToolError as exc:
-                out.append((h.name, [], [str(exc)]))
+                out.append((h.name, [], [str(exc)], NO_HINT))
                 continue
-            out.append((h.name, skills, problems))
+            out.append((h.name, skills, problems, hint))
         return out
 
     def _dir(self, cwd: PathArg) -> Path:

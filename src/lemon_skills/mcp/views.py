@@ -43,7 +43,7 @@ from lemon_skills.mcp.results import (
     template_dict,
     tool_result,
 )
-from lemon_skills.mcp.skills.client import WireSkill, list_skills, read_bytes
+from lemon_skills.mcp.skills.client import CacheHint, WireSkill, list_skills_hinted, read_bytes
 from lemon_skills.mcp.spill import over_budget, spill
 from lemon_skills.tool import ToolResult
 
@@ -238,6 +238,8 @@ class SourceCore:
             )
         args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
+            if not otel.active():
+                return await self._call(h, spec, args, timeout, on_progress, otel.QUIET)
             with otel.span("lemon.mcp.call", _call_attributes(spec)) as current:
                 started = time.perf_counter()
                 out = await self._call(h, spec, args, timeout, on_progress, current)
@@ -315,11 +317,13 @@ class SourceCore:
         out += [template_dict(t) for t in templates if resource_allowed(f, t.uri_template, t.name)]
         return out
 
-    async def skills(self, h: ServerHandle, limit: int) -> tuple[list[WireSkill], list[str]]:
-        """The skills the server lists (SEP-2640), metadata only."""
+    async def skills(
+        self, h: ServerHandle, limit: int
+    ) -> tuple[list[WireSkill], list[str], CacheHint]:
+        """The skills the server lists (SEP-2640), metadata only, and its cache hints."""
 
-        async def fetch(c: Any) -> tuple[list[WireSkill], list[str]]:
-            return await list_skills(c.session, limit=limit)
+        async def fetch(c: Any) -> tuple[list[WireSkill], list[str], CacheHint]:
+            return await list_skills_hinted(c.session, limit=limit)
 
         return await self.manager.request(h, fetch, what="skills/list")
 

@@ -60,6 +60,11 @@ class RemoteText(Protocol):
         """The manifest built from the listing's frontmatter (no fetch)."""
         ...
 
+    def version(self) -> str | None:
+        """What identifies this text as listed (its digest), without fetching it; None when
+        the listing does not say."""
+        ...
+
 
 def _remote_body(loader: RemoteText) -> str:
     from lemon_skills.errors import LemonSkillsError
@@ -170,6 +175,11 @@ class Entry:
         if self._loader is not None or self.file_sig is None:
             return self  # not on disk: its text is kept where it came from
         return self._copy(_body=None, _lean=True)
+
+    def remote_version(self) -> str | None:
+        """For an entry not on disk, what identifies its text as its source lists it (no
+        fetch); None otherwise."""
+        return self._loader.version() if self._loader is not None else None
 
     def _copy(self, **changes: object) -> Entry:
         copy = object.__new__(Entry)

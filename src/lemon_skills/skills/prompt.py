@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from lemon_skills.errors import LemonSkillsError
 from lemon_skills.skills.model import Entry
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ def _relevant_block(
             f"<description>{escape(e.description)}</description>\n"
         )
         tail = "</skill>"
-        body = e.body.strip() if mode == "content" else ""
+        body = _shown_body(e) if mode == "content" else ""
         room = share - len(head) - len(tail) - 1
         if room < 0:
             omitted.append(e.key)
@@ -301,3 +302,18 @@ def _shorten(text: str) -> str:
         return text
     cut = text[: SHORT_DESCRIPTION - 1].rsplit(" ", 1)[0]
     return cut + "…"
+
+
+def _shown_body(e: Entry) -> str:
+    """The instructions injected for ``e``. A skill from an MCP server is shown only as
+    ``read_skill`` would show it (verified, held to its pin, audited); its ``body`` is the
+    ranking-only text, which is never shown. A refused one is named and left to read_skill,
+    which says why."""
+    if e.source != "mcp":
+        return e.body.strip()
+    from lemon_skills.skills.manifest import split_frontmatter
+
+    try:
+        return split_frontmatter(e.content()).body.strip()
+    except LemonSkillsError:
+        return f"[not shown: it did not pass its checks; read_skill with key {e.key!r} says why]"

@@ -18,6 +18,7 @@ from lemon_skills.mcp.config.locations import may_offer_skills
 from lemon_skills.paths import home, scope_root
 from lemon_skills.skills import enablement
 from lemon_skills.skills.discovery import file_sig
+from lemon_skills.skills.remote import saved
 from lemon_skills.skills.remote.model import (
     ORIGINAL_NAME_KEY,
     Fetch,
@@ -93,14 +94,25 @@ def _label(frontmatter: Mapping[str, Any]) -> str | None:
 
 
 class McpSkillSource:
-    """Skills of the MCP servers configured for a directory, through an ``McpSource``."""
+    """Skills of the MCP servers configured for a directory, through an ``McpSource``.
+
+    Listings of the configured servers are saved between runs (``remote.saved``): until this
+    process has started the servers, a saved listing answers, and one past the lifetime its
+    server gave it is marked ``stale`` for a background refresh (``refresh``). An injected
+    ``source`` has servers of its own and is always asked."""
 
     def __init__(self, source: Any = None) -> None:
         self._source = source
+        self._persist = source is None
         self._lock = threading.Lock()
         self._cache: dict[Path, tuple[object, list[Listing]]] = {}
         self._switched: dict[Path | None, tuple[object, dict[str, bool]]] = {}
         self._fetchers: dict[tuple[Path, str], Fetch] = {}
+        self._keys_of: dict[Path, tuple[object, dict[str, str]]] = {}
+        #: Directories answered from a saved listing past its lifetime, with the keys of
+        #: their servers' listings (what a refresh claims).
+        self.stale: dict[Path, tuple[str, ...]] = {}
+        self._stale_used: set[Path] = set()
 
     def _mcp(self) -> Any:
         if self._source is None:
@@ -136,14 +148,31 @@ class McpSkillSource:
         an earlier listing of the same skill can be reused (``remote.entries``)."""
         found = self._fetchers.get((where, server))
         if found is None:
-            source = self._mcp()
 
             def fetch(uri: str, limit: int) -> bytes:
-                data: bytes = source.read_skill_file(where, server, uri, limit=limit)
+                # Started on the first read: a saved listing with its bodies at hand never
+                # starts the server.
+                data: bytes = self._mcp().read_skill_file(where, server, uri, limit=limit)
                 return data
 
             found = self._fetchers[(where, server)] = fetch
         return found
+
+    def _keys(self, where: Path, names: Sequence[str]) -> dict[str, str]:
+        """The saved-listing key of each of ``names``: its name and config entry's hash."""
+        from lemon_skills.mcp.config import resolve
+
+        stamp = resolve.fingerprint(where, None)
+        hit = self._keys_of.get(where)
+        if hit is None or hit[0] != stamp:
+            active = resolve.load(where, notify=False).active()
+            keys = {c.name: saved.key_of(c.name, c.digest()) for c in active if c.name}
+            hit = self._keys_of[where] = (stamp, keys)
+        return {n: hit[1][n] for n in names if n in hit[1]}
+
+    def _from_saved(self) -> bool:
+        """Saved listings answer: they are kept, and no server was started here yet."""
+        return self._persist and self._source is None
 
     def generation(self, cwd: Path | None) -> object:
         names = self.servers(cwd)
@@ -151,7 +180,11 @@ class McpSkillSource:
             return ()
         # Servers on the 2026 protocol push no list_changed here: their listing also expires.
         epoch = int(time.monotonic() // LISTING_TTL_S)
-        return (tuple(names), self._mcp().skill_generation(cwd or home(), names), epoch)
+        where = cwd or home()
+        if self._from_saved():
+            keys = self._keys(where, names).values()
+            return (tuple(names), tuple(file_sig(saved.path_of(k)) for k in keys), epoch)
+        return (tuple(names), self._mcp().skill_generation(where, names), epoch)
 
     def listings(self, cwd: Path | None) -> list[Listing]:
         stamp = self.generation(cwd)
@@ -162,20 +195,78 @@ class McpSkillSource:
             hit = self._cache.get(where)
             if hit is not None and hit[0] == stamp:
                 return hit[1]
+        last = {listing.server: listing.skills for listing in (hit[1] if hit else ())}
+        names: Sequence[str] = stamp[0]  # type: ignore[index]
+        out = self._saved(where, names, last) if self._from_saved() else {}
+        missing = [n for n in names if n not in out]
+        if missing:
+            out.update(self._live(where, missing, last))
+        found = [out[n] for n in names if n in out]
+        with self._lock:
+            self._cache[where] = (self.generation(cwd), found)
+        return found
+
+    def _saved(
+        self, where: Path, names: Sequence[str], last: Mapping[str, Sequence[RemoteSkill]]
+    ) -> dict[str, Listing]:
+        """The saved listings of ``names`` still young enough to answer from."""
+        keys, now = self._keys(where, names), time.time()
+        # A listing past its lifetime answers once per process: one that lives on (a host's)
+        # then asks the server itself, as it would without saved listings.
+        again = where in self._stale_used
+        out, due = {}, False
+        for name, key in keys.items():
+            found = saved.load(key)
+            if found is None or not found.usable(now) or (again and not found.fresh(now)):
+                continue
+            due = due or not found.fresh(now)
+            skills = tuple(to_remote(name, found.skills, last.get(name, ())))
+            out[name] = Listing(name, skills, found.problems, self._fetch(where, name))
+        if due:
+            self.stale[where] = tuple(keys.values())
+            self._stale_used.add(where)
+        return out
+
+    def _live(
+        self, where: Path, names: Sequence[str], last: Mapping[str, Sequence[RemoteSkill]]
+    ) -> dict[str, Listing]:
+        """The listings of ``names`` from the servers themselves (started if need be), saved
+        for later runs when they answered."""
         from lemon_skills.skills.remote.verify import MAX_SKILLS_PER_SERVER
 
-        last = {listing.server: listing.skills for listing in (hit[1] if hit else ())}
-        source = self._mcp()
-        found = source.skill_listings(where, stamp[0], limit=MAX_SKILLS_PER_SERVER)  # type: ignore[index]
-        out = [
-            Listing(
-                server,
-                tuple(to_remote(server, wire, last.get(server, ()))),
-                tuple(problems),
-                self._fetch(where, server),
-            )
-            for server, wire, problems in found
-        ]
-        with self._lock:
-            self._cache[where] = (self.generation(cwd), out)
+        found = self._mcp().skill_listings(where, names, limit=MAX_SKILLS_PER_SERVER)
+        keys = self._keys(where, names) if self._persist else {}
+        out = {}
+        for server, wire, problems, hint in found:
+            key = keys.get(server)
+            if key is not None and (wire or not problems):
+                saved.save(key, wire, problems, ttl_ms=hint.ttl_ms, scope=hint.scope)
+            skills = tuple(to_remote(server, wire, last.get(server, ())))
+            out[server] = Listing(server, skills, tuple(problems), self._fetch(where, server))
         return out
+
+    def refresh(self, cwd: Path | None) -> list[str]:
+        """List the skill servers of ``cwd`` again and save what they list (starts them; the
+        background refresh). Returns the servers asked."""
+        where = cwd or home()
+        names = self.servers(cwd)
+        keys = tuple(self._keys(where, names).values())
+        try:
+            if names:
+                self._live(where, names, {})
+        finally:
+            saved.release_refresh(keys)
+        return names
+
+
+def claim_refresh(cwd: Path | None) -> bool:
+    """Claim the background refresh of the saved listings this process answered ``cwd``
+    from past their lifetime: False when none is due or another process's claim stands."""
+    from lemon_skills.skills import remote
+
+    for source in remote.sources().items:
+        if isinstance(source, McpSkillSource):
+            keys = source.stale.pop(cwd or home(), None)
+            if keys:
+                return saved.claim_refresh(keys)
+    return False

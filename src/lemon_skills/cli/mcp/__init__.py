@@ -25,6 +25,7 @@ SUBCOMMANDS: dict[str, str] = {
     "gateway": "lemon_skills.cli.mcp.gateway:gateway_cmd",
     "logs": "lemon_skills.cli.mcp.servers:logs_cmd",
     "prompts": "lemon_skills.cli.mcp.listing:prompts_cmd",
+    "refresh-skills": "lemon_skills.cli.mcp.refresh:refresh_skills_cmd",
     "resources": "lemon_skills.cli.mcp.listing:resources_cmd",
     "serve": "lemon_skills.cli.mcp.serve:serve_cmd",
     "smoke": "lemon_skills.cli.mcp.smoke:smoke_cmd",

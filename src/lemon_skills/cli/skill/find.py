@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from lemon_skills.cli._background import index_later
+from lemon_skills.cli._background import index_later, refresh_later
 from lemon_skills.cli._output import (
     agent_option,
     cwd_option,
@@ -66,6 +66,7 @@ def find_cmd(
         agent=agent,
     )
     index_later(cwd)
+    refresh_later(cwd)
     if as_json:
         emit_json([_match_dict(m) for m in found])
         return

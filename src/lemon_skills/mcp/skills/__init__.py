@@ -2,11 +2,22 @@
 
 from lemon_skills.mcp.skills.client import (
     EXTENSION,
+    CacheHint,
     WireFile,
     WireSkill,
     list_skills,
+    list_skills_hinted,
     parse_entries,
     read_bytes,
 )
 
-__all__ = ["EXTENSION", "WireFile", "WireSkill", "list_skills", "parse_entries", "read_bytes"]
+__all__ = [
+    "EXTENSION",
+    "CacheHint",
+    "WireFile",
+    "WireSkill",
+    "list_skills",
+    "list_skills_hinted",
+    "parse_entries",
+    "read_bytes",
+]

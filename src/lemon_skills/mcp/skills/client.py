@@ -28,6 +28,25 @@ class WireFile(NamedTuple):
     size: int | None
 
 
+class CacheHint(NamedTuple):
+    """The freshness hints of a 2026-07-28 list result (``ttlMs``, ``cacheScope``); None
+    where the server gave none or an invalid one."""
+
+    ttl_ms: int | None
+    scope: str | None
+
+    @classmethod
+    def of(cls, result: Mapping[str, Any]) -> CacheHint:
+        ttl, scope = result.get("ttlMs"), result.get("cacheScope")
+        return cls(
+            ttl if type(ttl) is int and ttl >= 0 else None,
+            scope if scope in ("public", "private") else None,
+        )
+
+
+NO_HINT = CacheHint(None, None)
+
+
 class WireSkill(NamedTuple):
     """One listed skill as the server sent it (checked by the skills layer before use)."""
 
@@ -92,15 +111,25 @@ def declares_extension(session: Any) -> bool:
 
 async def list_skills(session: Any, *, limit: int) -> tuple[list[WireSkill], list[str]]:
     """Every skill the server lists (at most ``limit``) and the problems met listing them."""
+    skills, problems, _ = await list_skills_hinted(session, limit=limit)
+    return skills, problems
+
+
+async def list_skills_hinted(
+    session: Any, *, limit: int
+) -> tuple[list[WireSkill], list[str], CacheHint]:
+    """``list_skills`` and the cache hints of the listing's first page."""
     if not declares_extension(session):
-        return await _by_resources(session, limit)
+        return (*await _by_resources(session, limit), NO_HINT)
     skills: list[WireSkill] = []
     problems: list[str] = []
     cursor: str | None = None
+    hint: CacheHint | None = None
     seen = 0  # entries read, malformed ones included: they cost as much to parse and keep
     for _ in range(MAX_PAGES):
         params = types.PaginatedRequestParams(cursor=cursor)
         page = await session.send_request(types.Request(method="skills/list", params=params), _RAW)
+        hint = CacheHint.of(page) if hint is None else hint
         entries = page.get("skills")
         entries = entries if isinstance(entries, list) else []
         room = limit + 1 - seen  # one past the limit tells that it was passed
@@ -112,13 +141,13 @@ async def list_skills(session: Any, *, limit: int) -> tuple[list[WireSkill], lis
             problems.append(
                 f"the server lists more than {limit} skills; only the first {limit} are used"
             )
-            return skills[:limit], problems
+            return skills[:limit], problems, hint
         nxt = page.get("nextCursor")
         if not isinstance(nxt, str) or not nxt or nxt == cursor:
-            return skills, problems
+            return skills, problems, hint
         cursor = nxt
     problems.append(f"skills/list still had pages after {MAX_PAGES}; the rest were not read")
-    return skills, problems
+    return skills, problems, hint or NO_HINT
 
 
 async def _by_resources(session: Any, limit: int) -> tuple[list[WireSkill], list[str]]:

@@ -269,6 +269,10 @@ def _stamp(entry: Entry) -> tuple[object, ...]:
     costs no read; entries built in memory (no file) fall back to their text."""
     if entry.file_sig is not None:
         return (entry.key, entry.source, entry.real_path, entry.file_sig)
+    if (version := entry.remote_version()) is not None:
+        # The listed digest of a remote skill's SKILL.md: ranking a saved listing fetches
+        # no body it indexed before.
+        return (entry.key, entry.source, entry.name, entry.description, version)
     digest = hashlib.sha256(f"{entry.manifest!r}{entry.body}".encode()).hexdigest()
     return (entry.key, entry.source, entry.name, entry.description, digest)
 

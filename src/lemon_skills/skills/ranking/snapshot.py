@@ -17,12 +17,11 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lemon_skills._fs import locked, write_bytes_atomic
+from lemon_skills._fs import claim_file, locked, write_bytes_atomic
 from lemon_skills._gc import gc_paused
 from lemon_skills.paths import agent_dir
 from lemon_skills.search import Index as SearchIndex
@@ -94,22 +93,7 @@ def claim_build(entries: Sequence[Entry], *, now: float | None = None) -> bool:
     file its build removes (``release_build``); a claim older than ``CLAIM_STALE_S`` (a build
     that died) is taken over."""
     path = _claim_path(index_mod.tree_key(entries, index_mod.DEFAULT_WEIGHTS))
-    now = time.time() if now is None else now
-    for _ in range(2):
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            return True
-        except FileExistsError:
-            try:
-                if now - path.stat().st_mtime < CLAIM_STALE_S:
-                    return False
-                path.unlink()
-            except FileNotFoundError:
-                continue
-        except OSError:
-            return False  # an unwritable cache builds in the foreground, as without one
-    return False
+    return claim_file(path, stale_s=CLAIM_STALE_S, now=now)
 
 
 def release_build(entries: Sequence[Entry]) -> None:

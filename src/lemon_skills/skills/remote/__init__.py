@@ -88,6 +88,10 @@ class _Text:
 
         return build_manifest(self.skill.frontmatter)
 
+    def version(self) -> str | None:
+        main = self.skill.file(self.skill.uri)
+        return None if main is None else main.digest
+
 
 #: The characters ``str.split()`` splits ASCII text on, besides the space.
 _ASCII_BREAKS = ("\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "  ")
