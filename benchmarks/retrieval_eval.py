@@ -1,6 +1,7 @@
 """Retrieval quality on the labelled bench queries: our ranker vs plain BM25 vs the original.
 
-    python benchmarks/retrieval_eval.py [--queries FILE ...] [--cv 10] [--semantic] [--json OUT]
+    python benchmarks/retrieval_eval.py [--queries FILE ...] [--cv 10] [--semantic]
+        [--identifiers SEED] [--json OUT]
 
 The queries are every ``queries_dev*.jsonl`` of the bench (``corpus.bench_root``) unless
 ``--queries`` names files. The rankers run over the 453 bench skills laid out as a project:
@@ -19,6 +20,9 @@ Every metric is given on all queries ("dev": the shipped constants, which were c
 of these queries) and, for our rankers, as k-fold cross-validation of the tunable constants
 (``lemon_skills.skills.ranking.tuning``: each fold answered by the setting best on the others),
 the figure of record. The rankers without constants to tune have no CV row.
+
+``--identifiers SEED`` appends to every request one ticket id, PR number, port, version, commit
+hash, path or URL (``identifiers.py``, seeded), as real requests carry them.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from corpus import bench_entries, bench_root
+from identifiers import appended
 
 from lemon_skills.search import tokens as text
 from lemon_skills.search.metrics import Case, Report, evaluate, load_cases
@@ -185,9 +190,14 @@ def main() -> None:
     parser.add_argument("--cv", type=int, default=10, help="folds of the cross-validation")
     parser.add_argument("--json", type=Path, default=None, help="also write all numbers here")
     parser.add_argument("--semantic", action="store_true", help="also rank with embeddings")
+    parser.add_argument(
+        "--identifiers", type=int, default=None, metavar="SEED", help="append an identifier"
+    )
     args = parser.parse_args()
     files = args.queries or sorted(bench_root().glob("queries_dev*.jsonl"))
     cases = [c for f in files for c in load_cases(f)]
+    if args.identifiers is not None:
+        cases = [c for c, _ in appended(cases, args.identifiers)]
     with bench_entries() as entries:
         index = ranking.build_index(entries)
         rankers: dict[str, Ranker] = {
@@ -205,7 +215,8 @@ def main() -> None:
             tuned = tuning.cross_validate(entries, cases, folds=args.cv, similarity=sim)
             results["lemon+sem CV"] = tuned.cv.report
     names = ", ".join(f.name for f in files)
-    print(f"{len(entries)} skills, {len(cases)} queries ({names}), CV = {args.cv} folds\n")
+    extra = "" if args.identifiers is None else f", identifiers appended (seed {args.identifiers})"
+    print(f"{len(entries)} skills, {len(cases)} queries ({names}){extra}, CV = {args.cv} folds\n")
     print("| ranker           | R@1   | R@3   | MRR   | none-rej | false-rej |")
     print("|------------------|-------|-------|-------|----------|-----------|")
     order = sorted(results, key=lambda n: (not n.startswith("lemon"), "sem" in n, n))

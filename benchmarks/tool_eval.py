@@ -1,6 +1,7 @@
 """Tool retrieval on the tool bench: find_tools' ranker vs plain BM25, with 10-fold CV.
 
-    python benchmarks/tool_eval.py [--folds 10] [--semantic [--centred]] [--json OUT]
+    python benchmarks/tool_eval.py [--folds 10] [--semantic [--centred]] [--identifiers SEED]
+        [--json OUT]
 
 Over ``<bench>/tools/tools.jsonl`` (1,073 tool definitions of 56 servers) and
 ``queries_dev.jsonl`` (220 labelled requests), it prints recall@1/@3/@5, MRR, none-rejection
@@ -20,7 +21,8 @@ into folds with the same mix of kinds, and each fold is answered by the candidat
 scores best on the other folds (``lemon_skills.search.metrics.cross_validate``). The lemon
 grid varies the field weights of name and server and the abstain rules (``min_score``,
 ``min_words``); the cutoff grid the BM25 cutoff. Plain BM25 has nothing to tune, so its CV
-figure is its figure.
+figure is its figure. ``--identifiers SEED`` appends to every request a ticket id, PR number,
+port, version, commit hash, path or URL (``identifiers.py``, seeded).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import bench_root  # noqa: E402
+from identifiers import appended  # noqa: E402
 
 from lemon_skills.mcp.catalog.build import ToolSpec  # noqa: E402
 from lemon_skills.mcp.toolsearch import (  # noqa: E402
@@ -190,10 +193,15 @@ def main() -> None:
     ap.add_argument(
         "--centred", action="store_true", help="with --semantic, also with centred vectors"
     )
+    ap.add_argument(
+        "--identifiers", type=int, default=None, metavar="SEED", help="append an identifier"
+    )
     args = ap.parse_args()
     bench = bench_root() / "tools"
     specs, ins = load_tool_file(bench / "tools.jsonl")
     cases = load_cases(bench / "queries_dev.jsonl")
+    if args.identifiers is not None:
+        cases = [c for c, _ in appended(cases, args.identifiers)]
     out: dict[str, object] = {"tools": len(specs), "queries": len(cases), "folds": args.folds}
 
     bm25 = bm25_scores(specs)

@@ -11,10 +11,14 @@ import pytest
 
 from lemon_skills import context
 
+#: The throwaway PostgreSQL server and the ``backend`` fixture the state tests share.
+pytest_plugins = ["tests.helpers.postgres"]
+
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Point HOME and LEMON_AGENT_DIR into tmp_path and strip every other LEMON_* variable."""
+    """Point HOME and LEMON_AGENT_DIR into tmp_path, turn semantic ranking off and strip every
+    other LEMON_* variable."""
     for name in list(os.environ):
         if name.startswith("LEMON_"):
             monkeypatch.delenv(name)
@@ -22,6 +26,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("LEMON_AGENT_DIR", str(home / ".lemon" / "agent"))
+    # Ranking is lexical whatever extras this environment has; tests of the semantic extra
+    # ask for it (it is used by default once installed).
+    monkeypatch.setenv("LEMON_SEMANTIC", "0")
     # Never let a test reach the developer's real keyring: keyring's own "fail" backend.
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     context.reset()  # a fresh default context: no registry, store, source or settings carried over

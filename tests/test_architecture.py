@@ -22,6 +22,8 @@ COMPOSITION = {"lemon_skills", "lemon_skills.__main__", "lemon_skills.prompt"}
 #: skills and mcp share a floor but may not import each other; ``search`` is the corpus-neutral
 #: ranking core, part of the kernel; ``selftest`` (the ``lemon mcp smoke`` proofs) drives the
 #: whole stack, so it sits just under the CLI.
+#: ``gateway`` and ``integrations`` (the MCP gateway, the agent-framework adapters) share a
+#: floor above ``tools`` and never import each other.
 LAYERS = {
     "kernel": 0,
     "search": 0,
@@ -29,6 +31,7 @@ LAYERS = {
     "mcp": 1,
     "tools": 2,
     "gateway": 3,
+    "integrations": 3,
     "selftest": 4,
     "cli": 5,
 }
@@ -130,6 +133,16 @@ def test_layers_point_one_way():
             if upward or sideways:
                 violations.append(f"{module} ({mine}) -> {target} ({theirs})")
     assert violations == []
+
+
+def test_state_sits_under_the_stores_that_use_it():
+    # lemon_skills.state (kernel) keeps rows for approvals, introspection, pins and usage; those
+    # stores import it, so it may import none of them (nor anything above the kernel).
+    stores = {"lemon_skills.approvals", "lemon_skills.introspection"}
+    for module, edges in _graph().items():
+        if module.startswith("lemon_skills.state"):
+            assert not edges & stores, f"{module} imports a store: {sorted(edges & stores)}"
+            assert all(_layer(t) in ("kernel", "search") for t in edges), module
 
 
 def test_no_import_cycles():

@@ -56,7 +56,7 @@ def test_a_crash_is_logged_with_its_traceback_and_reported_in_one_line(
 
 
 def test_commands_are_imported_only_when_invoked():
-    assert set(cli.COMMANDS) == {"skill", "prompt", "approvals", "mcp"}
+    assert set(cli.COMMANDS) == {"skill", "prompt", "approvals", "mcp", "state"}
     assert main(["--version"]) == 0
 
 

@@ -5,6 +5,11 @@ expiry) and waits; an operator resolves it with ``lemon approvals approve|deny I
 calls :func:`approve` / :func:`deny`. Waiters poll the database cheaply (``PRAGMA data_version``
 only changes when another connection commits), so no daemon is needed. The database lives at
 ``<agent>/approvals.db`` (mode 0600, WAL, busy timeout) and carries a schema version.
+
+With a shared database configured (``lemon_skills.state``) the same statements run there: an
+approval asked on one machine is listed and decided on any other, and a decision wakes the
+waiter through LISTEN/NOTIFY. An unreachable database raises ``StateUnavailable``, so
+nothing that needs an approval runs.
 """
 
 from __future__ import annotations
@@ -19,43 +24,34 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import anyio
 import anyio.to_thread
 
-from lemon_skills import _sqlite
+from lemon_skills import _sqlite, state
 from lemon_skills.errors import ApprovalError, ApprovalNotFound, ConfigError
 from lemon_skills.paths import agent_dir
+from lemon_skills.state import schema
+from lemon_skills.state.notify import Subscription
+from lemon_skills.state.postgres import Postgres
 
 ApprovalStatus = Literal["pending", "approved", "denied", "expired", "cancelled"]
 Decision = Literal["approved", "denied"]
 
 #: Default lifetime of a pending approval (the original's ``approval_timeout_ms``).
 DEFAULT_EXPIRES_IN_S = 300.0
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = schema.VERSION
+#: The NOTIFY channel a decision is announced on (payload: the approval id).
+CHANNEL = "lemon_approvals"
+#: How often a waiter on the shared database re-reads without a notification (a safety net).
+_RECHECK_S = 5.0
+#: How often an async waiter checks its subscription (an in-memory flag, no I/O).
+_ASYNC_TICK_S = 0.02
 _POLL_FIRST_S = 0.02
 _POLL_MAX_S = 0.25
 
-_SCHEMA = """
-CREATE TABLE approvals (
-    id          TEXT PRIMARY KEY,
-    tool        TEXT NOT NULL,
-    action      TEXT NOT NULL,
-    rationale   TEXT NOT NULL,
-    run_id      TEXT,
-    session_key TEXT,
-    agent_id    TEXT,
-    created_at  REAL NOT NULL,
-    expires_at  REAL NOT NULL,
-    status      TEXT NOT NULL,
-    decided_by  TEXT,
-    decided_at  REAL,
-    reason      TEXT
-);
-CREATE INDEX approvals_status ON approvals (status, created_at);
-CREATE INDEX approvals_run ON approvals (run_id);
-"""
+_SCHEMA = schema.sqlite_schema("approvals")
 _COLUMNS = (
     "id, tool, action, rationale, run_id, session_key, agent_id, created_at, expires_at, "
     "status, decided_by, decided_at, reason"
@@ -116,12 +112,35 @@ class Approval:
         }
 
 
-class ApprovalStore:
-    """The approvals database; the path is resolved at call time when not given."""
+class _Sql(Protocol):
+    """The ``execute`` both backends' connections offer (``?`` placeholders)."""
 
-    def __init__(self, path: Path | None = None, *, clock: Callable[[], float] = time.time):
+    def execute(self, sql: str, args: Any = ..., /) -> Any: ...
+
+
+class ApprovalStore:
+    """The approvals database; the path is resolved at call time when not given.
+
+    Without a ``path`` the configured backend is used (the shared database when one is
+    configured, else ``<agent>/approvals.db``); a ``path`` always means that SQLite file.
+    """
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        database: Postgres | None = None,
+    ):
         self._path = path
         self._clock = clock
+        self._database = database
+
+    def shared(self) -> Postgres | None:
+        """The shared database this store uses, or None for the SQLite file."""
+        if self._path is not None:
+            return None
+        return self._database if self._database is not None else state.database()
 
     @property
     def path(self) -> Path:
@@ -196,7 +215,7 @@ class ApprovalStore:
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
-        if not self.path.exists():  # listing must not create the database
+        if self.shared() is None and not self.path.exists():  # listing must not create it
             return []
         sql = f"SELECT {_COLUMNS} FROM approvals"
         if where:
@@ -244,16 +263,19 @@ class ApprovalStore:
             )
             if cur.rowcount != 1:  # another process decided between our read and write
                 return self.decide(approval_id, decision, by=by, reason=reason)
+            _announce(conn, current.id)
             return _lookup(conn, current.id)
 
     def cancel(self, approval_id: str) -> Approval:
         """Withdraw a pending approval (the requester gave up); decided ones stay as they are."""
         with self._connect_existing(approval_id) as conn:
-            conn.execute(
+            cur = conn.execute(
                 "UPDATE approvals SET status = 'cancelled', decided_at = ? "
                 "WHERE id = ? AND status = 'pending'",
                 (self._clock(), approval_id),
             )
+            if cur.rowcount == 1:
+                _announce(conn, approval_id)
             return _lookup(conn, approval_id)
 
     def wait(self, approval_id: str, *, timeout: float | None = None) -> Approval:
@@ -264,6 +286,13 @@ class ApprovalStore:
         read, which changes when another connection commits.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
+        db = self.shared()
+        if db is not None:
+            listener = db.listen(CHANNEL)
+            try:
+                return self._wait_notified(listener, approval_id, deadline, _RECHECK_S)
+            finally:
+                listener.close()
         delay = _POLL_FIRST_S
         seen = None
         with self._connect_existing(approval_id) as conn:
@@ -282,8 +311,24 @@ class ApprovalStore:
                 delay = min(delay * 1.5, _POLL_MAX_S)
         return current
 
+    def _wait_notified(
+        self, listener: Subscription, approval_id: str, deadline: float | None, slice_s: float
+    ) -> Approval:
+        """Wait on the shared database: re-read after each notification (or ``slice_s``)."""
+        current = self.get(approval_id)
+        while current.pending:
+            pause = self._pause(current, slice_s, deadline, time.monotonic())
+            if pause is None:
+                break
+            listener.wait(pause)
+            current = self.get(current.id)
+        return current
+
     async def await_decision(self, approval_id: str, *, timeout: float | None = None) -> Approval:
         """Async :meth:`wait`: polls from a worker thread without blocking the event loop."""
+        db = await anyio.to_thread.run_sync(self.shared)
+        if db is not None:
+            return await self._await_notified(db, approval_id, timeout)
         deadline = None if timeout is None else anyio.current_time() + timeout
         delay = _POLL_FIRST_S
         current = await anyio.to_thread.run_sync(self.get, approval_id)
@@ -294,6 +339,27 @@ class ApprovalStore:
             await anyio.sleep(pause)
             delay = min(delay * 1.5, _POLL_MAX_S)
             current = await anyio.to_thread.run_sync(self.get, current.id)
+        return current
+
+    async def _await_notified(
+        self, db: Postgres, approval_id: str, timeout: float | None
+    ) -> Approval:
+        """Check the process's subscription between short async sleeps (no thread is held
+        while waiting) and re-read the approval when a notification arrived."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        listener = await anyio.to_thread.run_sync(db.listen, CHANNEL)
+        try:
+            current = await anyio.to_thread.run_sync(self.get, approval_id)
+            while current.pending:
+                pause = self._pause(current, _RECHECK_S, deadline, time.monotonic())
+                if pause is None:
+                    break
+                until = time.monotonic() + pause
+                while not listener.poll() and time.monotonic() < until:
+                    await anyio.sleep(min(_ASYNC_TICK_S, max(0.0, until - time.monotonic())))
+                current = await anyio.to_thread.run_sync(self.get, current.id)
+        finally:
+            listener.close()
         return current
 
     def _pause(
@@ -348,7 +414,7 @@ class ApprovalStore:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self.cancel, approval.id)
 
-    def _check(self, conn: sqlite3.Connection, approval_id: str) -> Approval:
+    def _check(self, conn: _Sql, approval_id: str) -> Approval:
         """Look one approval up, marking it expired first when its time has passed."""
         current = _lookup(conn, approval_id)
         if current.pending and current.expires_at <= self._clock():
@@ -360,23 +426,26 @@ class ApprovalStore:
             current = _lookup(conn, current.id)
         return current
 
-    def _expire_overdue(self, conn: sqlite3.Connection) -> None:
+    def _expire_overdue(self, conn: _Sql) -> None:
         conn.execute(
             "UPDATE approvals SET status = 'expired', decided_at = expires_at "
             "WHERE status = 'pending' AND expires_at <= ?",
             (self._clock(),),
         )
 
-    def _connect_existing(
-        self, approval_id: str
-    ) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+    def _connect_existing(self, approval_id: str) -> contextlib.AbstractContextManager[_Sql]:
         """Connect for a lookup by id: without a database no approval exists, and none is made."""
-        if not self.path.exists():
+        if self.shared() is None and not self.path.exists():
             raise ApprovalNotFound(approval_id)
         return self._connect()
 
     @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
+    def _connect(self) -> Iterator[_Sql]:
+        db = self.shared()
+        if db is not None:
+            with db.connection() as shared:
+                yield shared
+            return
         path = self.path
         try:
             conn = _open(path)
@@ -394,7 +463,14 @@ def _open(path: Path) -> sqlite3.Connection:
     return _sqlite.connect(path, schema=_SCHEMA, version=SCHEMA_VERSION)
 
 
-def _lookup(conn: sqlite3.Connection, approval_id: str) -> Approval:
+def _announce(conn: _Sql, approval_id: str) -> None:
+    """Wake the waiters on the shared database (the SQLite file needs no announcement)."""
+    notify = getattr(conn, "notify", None)
+    if notify is not None:
+        notify(CHANNEL, approval_id)
+
+
+def _lookup(conn: _Sql, approval_id: str) -> Approval:
     key = approval_id.strip().lower()
     if not key or any(c not in "0123456789abcdef" for c in key):
         raise ApprovalNotFound(approval_id)

@@ -5,6 +5,7 @@ message from structured keyword fields::
 
     LemonSkillsError
      ├── ConfigError            unreadable or invalid configuration / state file
+     │    └── StateUnavailable  the shared state database cannot be reached
      ├── ManifestError          a SKILL.md that cannot be parsed
      ├── SkillNotFound          no skill with that key is visible
      ├── InstallError           fetch / activation failed
@@ -53,6 +54,21 @@ class ConfigError(LemonSkillsError):
         self.reason = reason
         message = f"{path}: {reason}" if path is not None else reason
         super().__init__(message, hint=hint)
+
+
+class StateUnavailable(ConfigError):
+    """The state database (``LEMON_DATABASE_URL``) cannot be reached; nothing ran or was written.
+
+    ``url`` never carries a password.
+    """
+
+    def __init__(self, url: str, what: str) -> None:
+        self.url = url
+        self.what = what
+        super().__init__(
+            f"cannot reach the state database {url}: {what}",
+            hint="check LEMON_DATABASE_URL and the server; nothing was run or written locally",
+        )
 
 
 class ManifestError(LemonSkillsError):

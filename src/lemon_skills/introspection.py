@@ -5,6 +5,9 @@ with the run and session ids in their own columns and the rest of the event meta
 payload. The database runs in WAL mode with a busy timeout, so several agent processes can
 record at once while ``lemon skill events`` reads; ``PRAGMA user_version`` holds the schema
 version and newer schemas are refused rather than guessed at.
+
+With a shared database configured (``lemon_skills.state``) the same table lives there, written
+by every machine; ``lemon skill events`` then reads the team's events.
 """
 
 from __future__ import annotations
@@ -19,36 +22,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from lemon_skills import _sqlite
+from lemon_skills import _sqlite, state
 from lemon_skills.context import current
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import agent_dir
+from lemon_skills.state import schema
+from lemon_skills.state.postgres import Postgres
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = schema.VERSION
 EVENT_TYPES: Final = (
     "skill_load_observed",
     "skill_write_observed",
     "skill_prompt_render_observed",
 )
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    type        TEXT    NOT NULL,
-    ts          REAL    NOT NULL,
-    key         TEXT,
-    result      TEXT,
-    run_id      TEXT,
-    session_key TEXT,
-    session_id  TEXT,
-    agent_id    TEXT,
-    engine      TEXT    NOT NULL DEFAULT 'lemon',
-    provenance  TEXT    NOT NULL DEFAULT 'direct',
-    payload     TEXT    NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_ts ON events (ts);
-CREATE INDEX IF NOT EXISTS events_key_ts ON events (key, ts);
-"""
+_SCHEMA = schema.sqlite_schema("events")
 
 _COLUMNS = (
     "id, type, ts, key, result, run_id, session_key, session_id, agent_id, engine, "
@@ -120,8 +108,15 @@ class IntrospectionStore:
     rows that fell out of that window, so the file stops growing instead of filling the disk.
     """
 
-    def __init__(self, path: Path | None = None, *, max_events: int | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        max_events: int | None = None,
+        database: Postgres | None = None,
+    ) -> None:
         self.path = path if path is not None else db_path()
+        self.database = database
         self.max_events = max_events if max_events is not None else _max_events()
         self._prune_every = max(1, min(1000, self.max_events // 10))
         self._lock = threading.Lock()
@@ -148,6 +143,8 @@ class IntrospectionStore:
         """
         row = (type_, ts, key, result, run_id, session_key, session_id, agent_id)
         body = json.dumps(dict(payload), sort_keys=True, ensure_ascii=False, default=str)
+        if self.database is not None:
+            return self._record_shared(self.database, (*row, body))
         with self._lock:
             conn = self._connect()
             try:
@@ -173,12 +170,15 @@ class IntrospectionStore:
         limit: int | None = None,
     ) -> list[EventRow]:
         """Events oldest first, filtered by time (epoch seconds), key and type; newest ``limit``."""
-        if not self.path.exists():
-            return []
         where, args = _filters(since, key, types)
         sql = f"SELECT {_COLUMNS} FROM events{where} ORDER BY id DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
+        if self.database is not None:
+            with self.database.connection() as shared:
+                return [_row(r) for r in reversed(shared.execute(sql, args).fetchall())]
+        if not self.path.exists():
+            return []
         with self._lock:
             conn = self._connect()
             try:
@@ -186,6 +186,20 @@ class IntrospectionStore:
             except sqlite3.Error as exc:
                 raise ConfigError(f"cannot read events: {exc}", path=self.path) from exc
         return [_row(r) for r in reversed(rows)]
+
+    def _record_shared(self, db: Postgres, values: tuple[Any, ...]) -> int:
+        with db.connection() as conn:
+            rowid = int(
+                conn.scalar(
+                    "INSERT INTO events (type, ts, key, result, run_id, session_key, "
+                    "session_id, agent_id, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "RETURNING id",
+                    values,
+                )
+            )
+            if rowid % self._prune_every == 0:
+                conn.execute("DELETE FROM events WHERE id <= ?", (rowid - self.max_events,))
+        return rowid
 
     def close(self) -> None:
         """Close the connection (it reopens on the next call)."""
@@ -272,7 +286,10 @@ def _row(r: tuple[Any, ...]) -> EventRow:
 
 def default_store() -> IntrospectionStore:
     """The default context's store for the current agent dir (a new one when
-    ``LEMON_AGENT_DIR`` changes)."""
+    ``LEMON_AGENT_DIR`` changes); the shared database's when one is configured."""
+    db = state.database()
+    if db is not None:
+        return IntrospectionStore(database=db)
     ctx = current()
     path = db_path()
     with ctx.lock:

@@ -40,6 +40,8 @@ class Settings:
     mcp_refresh_interval_ms: int = 60_000
     mcp_server_names: McpServerNamesFn | None = None
     mcp_transport_factory: McpTransportFn | None = None
+    #: The shared state database (``postgresql://...``); ``LEMON_DATABASE_URL`` wins over it.
+    database_url: str | None = None
     generation: int = 0
 
 
@@ -64,6 +66,7 @@ def configure(
     mcp_refresh_interval_ms: int = _UNSET,
     mcp_server_names: McpServerNamesFn | None = _UNSET,
     mcp_transport_factory: McpTransportFn | None = _UNSET,
+    database_url: str | None = _UNSET,
 ) -> Settings:
     """Set process-wide options; omitted keywords keep their value.
 
@@ -80,6 +83,8 @@ def configure(
     status and prompts check the MCP servers skills require; without it that is not checked.
     ``mcp_transport_factory(entry)`` may return a transport to use instead of the entry's own,
     e.g. the SDK's ``InMemoryTransport(server)`` for a server running in this process.
+    ``database_url`` keeps approvals, tool pins, usage and events in PostgreSQL (see
+    ``lemon_skills.state``).
     """
     changes: dict[str, Any] = {}
     if mcp_servers is not _UNSET:
@@ -90,6 +95,8 @@ def configure(
         changes["mcp_server_names"] = mcp_server_names
     if mcp_transport_factory is not _UNSET:
         changes["mcp_transport_factory"] = mcp_transport_factory
+    if database_url is not _UNSET:
+        changes["database_url"] = database_url or None
     for key, value in (
         ("mcp_cache_ttl_ms", mcp_cache_ttl_ms),
         ("mcp_refresh_interval_ms", mcp_refresh_interval_ms),

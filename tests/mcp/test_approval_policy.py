@@ -3,6 +3,7 @@ whose tools are read-only, destructive or say nothing (stdio and HTTP)."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 import time
@@ -91,3 +92,26 @@ def test_an_operator_approves_a_destructive_call_over_http(make_source, serve, t
     operator(store, "denied", seen)
     with pytest.raises(McpToolError, match="was denied"):
         source.call_tool("mcp_policy_delete", {"key": "k"})
+
+
+def test_a_host_asks_without_waiting_and_runs_an_approved_call_once(make_source, in_memory):
+    asked: list[str] = []
+
+    def decide(request: dict[str, Any]) -> bool:
+        asked.append(request["tool"])
+        return False
+
+    source = make_source([entry(approve="destructive")], approve_call=decide)
+    assert source.needs_approval("mcp_policy_delete") is None  # nothing discovered yet
+    source.discover_tools()
+    assert source.needs_approval("mcp_policy_delete") is True
+    assert source.needs_approval("mcp_policy_read") is False
+
+    async def call(approved: bool) -> str:
+        return (await source.acall_tool("mcp_policy_delete", {"key": "k"}, approved=approved)).text
+
+    # Approved in the host's own human-in-the-loop: the approver is not asked again.
+    assert asyncio.run(call(True)) == "deleted:k" and asked == []
+    with pytest.raises(McpToolError, match="the host declined it"):
+        asyncio.run(call(False))
+    assert asked == ["delete"]

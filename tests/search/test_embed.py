@@ -4,11 +4,14 @@ for the model) and the model itself (integration: needs the semantic extra and t
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from lemon_skills.search import embed
+from tests.helpers.skills import write_skill
 
 
 class CountingEncoder:
@@ -127,6 +130,57 @@ def test_a_model_in_a_dtype_numpy_lacks_is_an_error_not_garbage(tmp_path):
 def test_semantic_is_requested_by_flag_first_then_environment(monkeypatch, env, flag, expected):
     monkeypatch.setenv("LEMON_SEMANTIC", env)
     assert embed.requested(flag) is expected
+
+
+def _fake_packages(root, names):
+    """Packages that fail if imported: finding them must not import them."""
+    for name in names:
+        (root / name).mkdir(parents=True)
+        (root / name / "__init__.py").write_text("raise ImportError('imported to be found')\n")
+
+
+def test_the_installed_extra_is_used_unless_turned_off(tmp_path, monkeypatch):
+    # The real finder over a real folder; site-packages left off the path, so this
+    # environment's own extras (installed or not) do not decide it.
+    _fake_packages(tmp_path, ["tokenizers", embed.MODEL_PACKAGE])
+    monkeypatch.setattr(
+        sys, "path", [str(tmp_path), *(p for p in sys.path if "-packages" not in p)]
+    )
+    for name in ("tokenizers", embed.MODEL_PACKAGE):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.delenv("LEMON_SEMANTIC")
+    assert embed.requested() is True
+    assert "tokenizers" not in sys.modules and embed.MODEL_PACKAGE not in sys.modules
+    for off in ("0", "off", "no"):
+        monkeypatch.setenv("LEMON_SEMANTIC", off)
+        assert embed.requested() is False
+    monkeypatch.delenv("LEMON_SEMANTIC")
+    assert embed.requested(False) is False
+    (tmp_path / embed.MODEL_PACKAGE / "__init__.py").unlink()
+    (tmp_path / embed.MODEL_PACKAGE).rmdir()
+    assert embed.requested() is False  # the extra without its model: lexical
+    monkeypatch.setenv("LEMON_SEMANTIC", "1")
+    assert embed.requested() is True  # asked for: the missing model is then an error
+
+
+def test_the_default_install_stays_lexical(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if "-packages" not in p])
+    for name in ("tokenizers", embed.MODEL_PACKAGE):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.delenv("LEMON_SEMANTIC")
+    assert embed.requested() is False
+
+
+@pytest.mark.integration
+def test_find_uses_the_installed_model_without_being_asked(project, project_skills, monkeypatch):
+    write_skill(project_skills, "code-simplifier", description="Simplify and refine code.")
+    cmd = [sys.executable, "-m", "lemon_skills", "skill", "find", "simplify code", "--explain"]
+    monkeypatch.delenv("LEMON_SEMANTIC")
+    auto = subprocess.run([*cmd, "--json"], cwd=project, capture_output=True, text=True)
+    assert "similarity" in json.loads(auto.stdout)[0]["parts"], auto.stderr
+    monkeypatch.setenv("LEMON_SEMANTIC", "0")
+    off = subprocess.run([*cmd, "--json"], cwd=project, capture_output=True, text=True)
+    assert "similarity" not in json.loads(off.stdout)[0]["parts"], off.stderr
 
 
 @pytest.mark.integration

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "prompt": "lemon_skills.cli.prompt:prompt",
     "approvals": "lemon_skills.cli.approvals:approvals",
     "mcp": "lemon_skills.cli.mcp:mcp",
+    "state": "lemon_skills.cli.state:state_group",
 }
 
 

@@ -219,12 +219,13 @@ def warn(message: str) -> None:
 
 
 def semantic_option(f: F) -> F:
-    """``--semantic/--no-semantic``: add embedding similarity (default ``$LEMON_SEMANTIC``)."""
+    """``--semantic/--no-semantic``: add embedding similarity (default: ``$LEMON_SEMANTIC``,
+    else on when the semantic extra and its model are installed)."""
     return click.option(
         "--semantic/--no-semantic",
         default=None,
-        help="Add embedding similarity to the lexical score (needs the semantic extra; "
-        "default: $LEMON_SEMANTIC).",
+        help="Add embedding similarity to the lexical score (needs the semantic extra "
+        "and its model; default: on once both are installed, LEMON_SEMANTIC=0 turns it off).",
     )(f)
 
 

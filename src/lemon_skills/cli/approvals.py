@@ -28,7 +28,9 @@ def approvals(ctx: click.Context) -> None:
 
     \b
     A waiting agent polls the approvals database under the agent dir, so a decision made
-    here (from any terminal) unblocks it within a fraction of a second.
+    here (from any terminal) unblocks it within a fraction of a second. With
+    LEMON_DATABASE_URL set, every machine on that database sees the same approvals and a
+    decision on any of them releases the waiting call (docs/team.md).
     Without a subcommand, runs `list`. IDs may be shortened to any unique prefix.
     """
     if ctx.invoked_subcommand is None:

@@ -150,6 +150,7 @@ class McpSource:
         cwd: PathArg = None,
         timeout: float | None = None,
         on_progress: OnProgressFn | None = None,
+        approved: bool = False,
     ) -> ToolResult:
         """Call a tool by its model-facing name (``mcp_<server>_<tool>``).
 
@@ -157,8 +158,9 @@ class McpSource:
         ``timeout`` (seconds) replaces the entry's ``timeout_ms`` for this call; every
         progress notification restarts it, up to the entry's ``max_total_timeout_ms``, and
         is passed to ``on_progress(progress, total, message)`` (a function or coroutine
-        function). Returns the server's result (``is_error`` set when the tool reported a
-        failure).
+        function). ``approved``: a call ``needs_approval`` flags was approved in the host's
+        own human-in-the-loop, so ``approve_call`` and the approvals store are not asked.
+        Returns the server's result (``is_error`` set when the tool reported a failure).
 
         Raises:
             McpToolError: unknown name, server down, timeout, protocol error, or the
@@ -170,10 +172,21 @@ class McpSource:
             # The hot path of an agent loop inside `async with`: no thread hop, no path work.
             spec = core.find(name, None)
             if spec is not None:
-                return await core.invoke(spec, args, timeout=timeout, on_progress=on_progress)
+                return await core.invoke(
+                    spec, args, timeout=timeout, on_progress=on_progress, approved=approved
+                )
         where = self._dir(cwd)
-        opts = _CallOptions(timeout, on_progress)
+        opts = _CallOptions(timeout, on_progress, approved)
         return await self._rt.arun(lambda: self._call(name, args, where, opts))
+
+    def needs_approval(self, name: str, cwd: PathArg = None) -> bool | None:
+        """Whether a call to ``name`` waits for approval (its server's ``approve`` policy,
+        ``approve_tools`` and the tool's annotations), or None when the last discovery of
+        ``cwd`` has no such tool. No I/O and no waiting: a host that pauses its run its own way
+        asks this first, then calls ``acall_tool(..., approved=True)`` once approved."""
+        view = self.catalogue(cwd)
+        spec = None if view is None else view.by_name.get(name)
+        return None if spec is None else spec.approve
 
     async def arefresh(self, cwd: PathArg = None) -> None:
         """Re-list every server of ``cwd`` now and reconnect the ones that are down."""
@@ -257,7 +270,7 @@ class McpSource:
                     lambda: core.invoke(spec, args, timeout=timeout, on_progress=on_progress)
                 )
         where = self._dir(cwd)
-        opts = _CallOptions(timeout, on_progress)
+        opts = _CallOptions(timeout, on_progress, False)
         return self._rt.run(lambda: self._call(name, args, where, opts))
 
     def get_tool(self, name: str, cwd: PathArg = None) -> Tool | None:
@@ -461,7 +474,9 @@ class McpSource:
                 spec = core.find(name, where)
         if spec is None:
             raise core.unknown(name, where)
-        return await core.invoke(spec, params, timeout=opts.timeout, on_progress=opts.on_progress)
+        return await core.invoke(
+            spec, params, timeout=opts.timeout, on_progress=opts.on_progress, approved=opts.approved
+        )
 
     async def _status(self, where: Path) -> dict[str, Any]:
         out = self._need_core().status(where)
@@ -529,6 +544,7 @@ class McpSource:
 class _CallOptions(NamedTuple):
     timeout: float | None
     on_progress: OnProgressFn | None
+    approved: bool
 
 
 def default_source() -> McpSource:

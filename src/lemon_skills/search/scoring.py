@@ -108,13 +108,43 @@ def _likely(index: Index, word: str) -> list[str]:
     return [a for a in alts if idf[a] <= best + math.log(2)]
 
 
+def unstated(index: Index, query: str) -> set[str]:
+    """The words of ``query``'s names (``tokens.opaque_tokens``: numbers, versions, hashes,
+    ticket ids, ports, paths, URLs) that no document states: one whose short fields hold every
+    word of the name ("404", "python3.12") is about it; bodies mention names in passing."""
+    drop: set[str] = set()
+    keep: set[str] = set()
+    for name in text.opaque_tokens(query):
+        (keep if _stated(index, name) else drop).update(name)
+    return drop - keep
+
+
+def _stated(index: Index, words: Sequence[str]) -> bool:
+    docs: npt.NDArray[np.int32] | None = None
+    for w in words:
+        p = index.postings.get(text.stem(w))
+        if p is None:
+            return False
+        held = p.docs[p.strong]
+        docs = held if docs is None else np.intersect1d(docs, held, assume_unique=True)
+        if not len(docs):
+            return False
+    return True
+
+
 def analyse(index: Index, query: str, *, plain: bool = False) -> Query:
     """Map ``query`` onto index terms: as typed, compound parts, typo fixes, glued pairs.
+
+    A name (a number, version, hash, ticket id, port, path or URL) is left out unless some
+    document states it whole in a short field (``unstated``): no document is about "1234",
+    and counting it as an unknown word would take the match from "the postgres migration for
+    issue 1234"; a document whose description says "404" is about that number.
 
     Credits and mass use the ranking IDF, or with ``plain`` the plain IDF the abstain
     check is made in.
     """
-    content = [w for w in text.words(query) if text.is_content(w)]
+    names = unstated(index, query)
+    content = [w for w in text.words(query) if text.is_content(w) and w not in names]
     stems = [text.stem(w) for w in content]
     rare = index.idf_of_unknown()
     idf = index.plain_idf if plain else index.idf

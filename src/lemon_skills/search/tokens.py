@@ -81,6 +81,52 @@ def is_content(word: str) -> bool:
     return len(word) > 1 and word not in STOP_WORDS and not (word.isdigit() and len(word) < 3)
 
 
+#: Whole tokens that name rather than describe: URLs, paths (rooted, relative, home, two or
+#: more separators, or a separator and a file extension), ticket and PR ids (``ABC-123``,
+#: ``#123``), host:port and bare ports, and versions (``v2.3.1``, ``3.12``, ``1.0.0-rc1``).
+_OPAQUE_TOKEN = re.compile(
+    r"""
+    [a-z][a-z0-9+.-]*://\S* | www\.\S+                      # URL
+    | (?:~|\.{1,2})?/\S* | \S*\\\S* | \S*/\S*/\S* | \S+/\S*\.[a-z0-9]{1,5}  # path
+    | [A-Z][A-Z0-9]*-[0-9]+ | [A-Za-z]*\#[0-9]+                # ticket or PR id
+    | [\w.-]*:[0-9]{2,5}                                    # host:port, :port
+    | v?[0-9]+(?:\.[0-9]+)+[\w.+-]*                          # version
+    """,
+    re.X,
+)
+#: Characters around a token that are punctuation of the sentence, not of the token.
+_TOKEN_EDGES = "\"'`()[]{}<>,;!?*"
+_HEX_ID = re.compile(r"[0-9a-f]{7,64}")
+#: A year is a date, which describes (a model year, a standard, a period), not a name.
+_YEAR = re.compile(r"(?:19|20)[0-9]{2}")
+
+
+def opaque_tokens(text: str) -> list[tuple[str, ...]]:
+    """The tokens of ``text`` that only ever name something, each as its content words (as
+    ``words`` folds them): numbers, versions, commit hashes, ticket and PR ids, ports, paths
+    and URLs. A request is full of them ("the migration for issue 1234"). A year stays a word
+    (a date describes: "Fortran 2008"), and so does a word also written elsewhere in
+    ``text`` as an ordinary word.
+    """
+    found: list[tuple[str, ...]] = []
+    plain: set[str] = set()
+    for raw in text.split():
+        token = raw.strip(_TOKEN_EDGES).rstrip(".:")
+        ws = [w for w in words(token) if is_content(w)]
+        if _OPAQUE_TOKEN.fullmatch(token):
+            found.append(tuple(ws))
+            continue
+        for w in ws:
+            if (w.isdigit() and not _YEAR.fullmatch(w)) or (
+                _HEX_ID.fullmatch(w) is not None and not w.isalpha()
+            ):
+                found.append((w,))
+            else:
+                plain.add(w)
+    groups = (tuple(w for w in g if w not in plain) for g in found)
+    return [g for g in groups if g]
+
+
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """Snowball English stem of a folded word; digits and short words pass through unchanged."""

@@ -391,7 +391,8 @@ def find_relevant(
 
     Deterministic. An empty query, one made only of stop words, or one no skill is about
     gets ``[]``. On equal scores a project skill comes before a global one. ``semantic``
-    (default ``$LEMON_SEMANTIC``) adds embedding similarity; it needs the semantic extra.
+    adds embedding similarity (default: ``$LEMON_SEMANTIC``, else whether the semantic extra
+    and its model are installed).
     ``files`` are the files in play: a skill with ``paths`` is offered only when one of them
     matches, and then ahead of the others. ``agent`` applies that agent's skill profile.
     """

@@ -11,7 +11,6 @@ skills block gets the rest, so one call per turn gives a host both.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lemon_skills.skills.api import render_prompt
@@ -48,32 +47,64 @@ def render(
     """
     if not tools:
         return render_prompt(request, **options)
+    reg, top_k, budget = _tool_ask(registry, max_tools, options)
+    cwd = options.get("cwd")
+    while True:
+        chosen = reg.select_tools(cwd, request=request, mode="search", top_k=top_k)
+        if _fits(chosen, top_k, budget):
+            return _with_tools(request, chosen, budget, options)
+        top_k -= 1
+
+
+async def arender(
+    request: str,
+    *,
+    tools: bool = False,
+    max_tools: int | None = None,
+    registry: ToolRegistry | None = None,
+    **options: Any,
+) -> RenderedPrompt:
+    """``render`` from async code: MCP discovery is awaited, never run on a blocked loop
+    (inside ``async with McpSource()``, where the synchronous ``render`` cannot reach it)."""
+    if not tools:
+        return render_prompt(request, **options)
+    reg, top_k, budget = _tool_ask(registry, max_tools, options)
+    cwd = options.get("cwd")
+    while True:
+        chosen = await reg.aselect_tools(cwd, request=request, mode="search", top_k=top_k)
+        if _fits(chosen, top_k, budget):
+            return _with_tools(request, chosen, budget, options)
+        top_k -= 1
+
+
+def _tool_ask(
+    registry: ToolRegistry | None, max_tools: int | None, options: dict[str, Any]
+) -> tuple[ToolRegistry, int, int]:
     # Imported here: a skills-only render does not load the tool layer and its JSON Schema
     # validator.
-    from lemon_skills.tool import CHARS_PER_TOKEN
-    from lemon_skills.tools.deferred import DEFAULT_TOP_K, tool_tokens
+    from lemon_skills.tools.deferred import DEFAULT_TOP_K
     from lemon_skills.tools.registry import ToolRegistry
 
-    if max_tools is None:
-        max_tools = DEFAULT_TOP_K
     budget = options.pop("budget", None) or DEFAULT_BUDGET
     reg = registry if registry is not None else ToolRegistry()
-    chosen = _tools_within(reg, request, options.get("cwd"), max_tools, budget)
-    cost = tool_tokens(chosen.tools) * CHARS_PER_TOKEN
-    block = render_prompt(request, budget=max(0, budget - cost), **options)
-    return dataclasses.replace(block, budget=budget, tools=chosen.tools, tool_chars=cost)
+    return reg, DEFAULT_TOP_K if max_tools is None else max_tools, budget
 
 
-def _tools_within(
-    registry: ToolRegistry, request: str, cwd: str | Path | None, top_k: int, budget: int
-) -> ToolSelection:
-    """The search selection with as many ranked tools (up to ``top_k``) as fit."""
+def _fits(chosen: ToolSelection, top_k: int, budget: int) -> bool:
+    """Whether the search selection fits its share (fewer ranked tools are tried until it does)."""
+    return top_k <= 0 or _cost(chosen) <= budget * TOOL_SHARE
+
+
+def _cost(chosen: ToolSelection) -> int:
     from lemon_skills.tool import CHARS_PER_TOKEN
     from lemon_skills.tools.deferred import tool_tokens
 
-    limit = budget * TOOL_SHARE
-    while True:
-        chosen = registry.select_tools(cwd, request=request, mode="search", top_k=top_k)
-        if top_k <= 0 or tool_tokens(chosen.tools) * CHARS_PER_TOKEN <= limit:
-            return chosen
-        top_k -= 1
+    return tool_tokens(chosen.tools) * CHARS_PER_TOKEN
+
+
+def _with_tools(
+    request: str, chosen: ToolSelection, budget: int, options: dict[str, Any]
+) -> RenderedPrompt:
+    cost = _cost(chosen)
+    block = render_prompt(request, budget=max(0, budget - cost), **options)
+    return dataclasses.replace(block, budget=budget, tools=chosen.tools, tool_chars=cost)

@@ -171,6 +171,17 @@ class ToolRegistry:
         mcp = await self._amcp_tools(cwd) if include_mcp else _NO_MCP
         return list(self._select(cwd, mcp, _Ask(**options)).tools)
 
+    async def aselect_tools(
+        self,
+        cwd: str | Path | None = None,
+        *,
+        include_mcp: bool = True,
+        **options: Unpack[SelectOptions],
+    ) -> ToolSelection:
+        """``select_tools`` from async code (MCP discovery awaited, not blocking the loop)."""
+        mcp = await self._amcp_tools(cwd) if include_mcp else _NO_MCP
+        return self._select(cwd, mcp, _Ask(**options))
+
     def get_tool(self, name: str, cwd: str | Path | None = None) -> Tool | None:
         """The tool that wins ``name`` in ``cwd``, if any."""
         return next((t for t in self.get_tools(cwd) if t.name == name), None)

@@ -10,25 +10,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from benchmarks.corpus import bench_root, make_corpus
+from benchmarks.corpus import make_corpus
 
 import lemon_skills
 from lemon_skills.mcp.source import reset_default_source
+from tests.helpers.bench import find_bench
 
 pytestmark = pytest.mark.usefixtures("trusted_projects")
 
 QUERIES = 40
 
 
-def _find_bench() -> Path | None:
-    # Looked up at import: the test environment drops LEMON_* variables before each test.
-    try:
-        return bench_root()
-    except SystemExit:
-        return None
-
-
-BENCH = _find_bench()
+BENCH = find_bench()
 
 
 @pytest.fixture

@@ -1,9 +1,10 @@
 """Tool pinning: a server may not change a tool behind the user's back (rug-pull defence).
 
 The first time a server lists a tool, a hash of its name, description and input schema is
-recorded in ``<agent dir>/mcp-pins/<server>.json``, and beside it a hash of its title and
-annotations (a flip of ``destructiveHint`` to ``readOnlyHint`` would skip
-``approve: destructive``); a pin file written before annotations were pinned gets that second
+recorded in ``<agent dir>/mcp-pins/<server>.json`` (or the shared state database, see
+``lemon_skills.state.pins``, where every machine holds the same pins), and beside it a hash of
+its title and annotations (a flip of ``destructiveHint`` to ``readOnlyHint`` would skip
+``approve: destructive``); a pin written before annotations were pinned gets that second
 hash at the next listing. A later listing whose tool hashes
 differently (or a new tool whose description hides instructions, see
 ``lemon_skills.text.descriptions``) is held for review: withheld from the model under the
@@ -17,15 +18,24 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from mcp import types
 
-from lemon_skills import _fs, paths
+from lemon_skills.state.embedded import pins_path
+from lemon_skills.state.pins import pin_store
 from lemon_skills.text.descriptions import description_findings
 
-_FILE_MODE = 0o600
+_CHANGED = "changed since it was pinned (name, description or schema)"
+
+__all__ = [
+    "Review",
+    "approve",
+    "generation",
+    "pins_path",
+    "review",
+    "tool_hash",
+    "traits_hash",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,31 +69,31 @@ def traits_hash(tool: types.Tool) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def pins_path(server: str) -> Path:
-    """Where ``server``'s pins are kept."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in server)
-    return paths.agent_dir() / "mcp-pins" / f"{safe}.json"
-
-
 def review(server: str, tools: Iterable[types.Tool]) -> Review:
     """Check ``tools`` against ``server``'s pins; pin every new tool that looks clean."""
-    path = pins_path(server)
-    pinned, pinned_traits = _read(path)
+    store = pin_store()
+    pinned, pinned_traits = store.read(server)
+    elsewhere = store.held(server)
     held: dict[str, str] = {}
     fresh: dict[str, str] = {}
     fresh_traits: dict[str, str] = {}
+    changed: list[str] = []
     for tool in tools:
         digest, traits = tool_hash(tool), traits_hash(tool)
         known = pinned.get(tool.name)
         if known == digest:
             was = pinned_traits.get(tool.name)
-            if was is None:
+            if tool.name in elsewhere:
+                held[tool.name] = "seen changed since it was pinned (on another machine)"
+            elif was is None:
                 fresh_traits[tool.name] = traits
             elif was != traits:
                 held[tool.name] = "changed since it was pinned (title or annotations)"
+                changed.append(tool.name)
             continue
         if known is not None:
-            held[tool.name] = "changed since it was pinned (name, description or schema)"
+            held[tool.name] = _CHANGED
+            changed.append(tool.name)
             continue
         findings = description_findings(tool.description or "")
         if findings:
@@ -91,40 +101,32 @@ def review(server: str, tools: Iterable[types.Tool]) -> Review:
         else:
             fresh[tool.name] = digest
             fresh_traits[tool.name] = traits
-    if fresh or fresh_traits:
-        _update(path, fresh, fresh_traits)
+    for name in store.add(server, fresh, fresh_traits) if fresh or fresh_traits else ():
+        held[name] = _CHANGED
+    if changed:
+        store.hold(server, changed)
     return Review(held)
 
 
 def approve(server: str, tools: Iterable[types.Tool]) -> list[str]:
-    """Pin ``tools`` as they are now; return the names whose pin changed."""
-    path = pins_path(server)
-    pinned, pinned_traits = _read(path)
+    """Pin ``tools`` as they are now (lifting every hold); return the names whose pin changed."""
+    store = pin_store()
+    pinned, pinned_traits = store.read(server)
+    elsewhere = store.held(server)
     listed = list(tools)
     now = {t.name: tool_hash(t) for t in listed}
     traits = {t.name: traits_hash(t) for t in listed}
-    changed = sorted(n for n in now if pinned.get(n) != now[n] or pinned_traits.get(n) != traits[n])
+    changed = sorted(
+        n
+        for n in now
+        if pinned.get(n) != now[n] or pinned_traits.get(n) != traits[n] or n in elsewhere
+    )
     if changed:
-        _update(path, {n: now[n] for n in changed}, {n: traits[n] for n in changed})
+        store.replace(server, {n: now[n] for n in changed}, {n: traits[n] for n in changed})
     return changed
 
 
-def _read(path: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """The tool pins and the title-and-annotations pins of one server."""
-    data = _fs.read_json(path, default=dict)
-    return _table(data.get("tools")), _table(data.get("traits"))
-
-
-def _table(pins: Any) -> dict[str, str]:
-    return {str(k): str(v) for k, v in pins.items()} if isinstance(pins, dict) else {}
-
-
-def _update(path: Path, pins: Mapping[str, str], traits: Mapping[str, str]) -> None:
-    def change(data: dict[str, Any]) -> None:
-        for table, values in (("tools", pins), ("traits", traits)):
-            if not isinstance(data.get(table), dict):
-                data[table] = {}
-            data[table].update(values)
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _fs.update_json(path, change, default=dict, mode=_FILE_MODE)
+def generation(server: str) -> int | None:
+    """Changes whenever ``server``'s pins change on the shared database (None: files, whose
+    pins only this machine changes, through :func:`approve`)."""
+    return pin_store().generation(server)

@@ -24,8 +24,7 @@ from lemon_skills.skills.curator.state import reports_root, run_lock, update_sta
 from lemon_skills.skills.usage.store import (
     ClockFn,
     Record,
-    dump_sidecar,
-    empty_state,
+    UsageStore,
     iso,
     normalise,
     usage_path,
@@ -184,10 +183,11 @@ def _restore_usage(
         if write:
             skills.update(plans[-1][0])
 
+    store = UsageStore(path)
     if write:
-        _fs.update_json(path, change, default=empty_state, dump=dump_sidecar)
+        store.update(change)
     else:
-        change(_fs.read_json(path, default=empty_state))
+        change(store.document())
     return plans[-1]
 
 

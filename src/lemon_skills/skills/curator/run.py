@@ -37,8 +37,6 @@ from lemon_skills.skills.usage.store import VERSION as USAGE_VERSION
 from lemon_skills.skills.usage.store import (
     ClockFn,
     UsageStore,
-    dump_sidecar,
-    empty_state,
     iso,
     normalise,
     usage_path,
@@ -184,8 +182,9 @@ def _apply_usage(
     scope: Scope, cwd: Path | None, th: Thresholds, now: datetime, run_dir: Path
 ) -> Plan:
     path = usage_path(scope, cwd)
+    store = UsageStore(path)
     present = _present(scope, cwd)
-    if not path.exists():
+    if not store.exists():
         return plan_curation({}, now=now, thresholds=th, present=present)
     plans: list[Plan] = []
 
@@ -203,7 +202,7 @@ def _apply_usage(
         for t in plan.transitions:
             skills[t.name] = transition_record(records[t.name], t.to_state, now)
 
-    _fs.update_json(path, change, default=empty_state, dump=dump_sidecar)
+    store.update(change)
     return plans[-1]
 
 

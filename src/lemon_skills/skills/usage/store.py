@@ -8,6 +8,11 @@ torn file. Records hold counters, timestamps, ids and paths only, never skill te
 ``lifecycle_state`` is one of active, stale, archived, pinned; ``pinned`` is also kept as its
 own boolean so a pinned skill can be archived-and-protected: a pinned live skill reads
 ``"pinned"``, a pinned archived one reads ``"archived"`` with ``pinned: true``.
+
+With a shared database configured (``lemon_skills.state``) the same records live there instead,
+one set per scope (``global``, or the project named the same on every machine, see
+``lemon_skills.state.identity``); counts from every machine add up exactly and nothing is
+written to the sidecar.
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from lemon_skills import _fs
+from lemon_skills import _fs, state
 from lemon_skills.errors import ConfigError, UsageError
-from lemon_skills.paths import Scope, scope_root
+from lemon_skills.paths import Scope, agent_dir, scope_root
+from lemon_skills.state.identity import project_key
+from lemon_skills.state.usage import COUNTERS, SqlUsage
 
 LifecycleState = Literal["active", "stale", "archived", "pinned"]
 STATES: Final = ("active", "stale", "archived", "pinned")
@@ -169,8 +176,40 @@ class UsageStore:
 
         Raises:
             ConfigError: the sidecar is corrupt (it is left untouched).
+            StateUnavailable: the shared database cannot be reached.
         """
+        shared = self.shared()
+        if shared is not None:
+            return {k: normalise(v) for k, v in shared.records().items()}
         return {k: normalise(v) for k, v in _skills(_read_cached(self.path), self.path).items()}
+
+    def shared(self) -> SqlUsage | None:
+        """This scope's records on the shared database, or None for the sidecar file."""
+        db = state.database()
+        if db is None:
+            return None
+        root = self.path.parent
+        scope = "global" if root == agent_dir() else "project:" + project_key(root.parent)
+        return SqlUsage(db, scope)
+
+    def exists(self) -> bool:
+        """Whether there may be records (the sidecar exists, or the database is shared)."""
+        return self.shared() is not None or self.path.exists()
+
+    def document(self) -> dict[str, Any]:
+        """The whole scope as the sidecar holds it (``{"version", "skills"}``), read-only."""
+        shared = self.shared()
+        if shared is None:
+            return _fs.read_json(self.path, default=empty_state)
+        return {"version": VERSION, "skills": shared.records()}
+
+    def update(self, change: Callable[[dict[str, Any]], Any]) -> None:
+        """Apply ``change`` to the whole scope's document in one locked read-modify-write."""
+        shared = self.shared()
+        if shared is not None:
+            shared.update(change)
+        else:
+            _fs.update_json(self.path, change, default=empty_state, dump=dump_sidecar)
 
     def get(self, key: str) -> Record:
         """The record of ``key``; ``{"lifecycle_state": "active", "pinned": False}`` if unknown."""
@@ -185,6 +224,10 @@ class UsageStore:
         key = meta.get("key")
         if not isinstance(key, str) or not key.strip() or meta.get("result") != "ok":
             return False
+        shared = self.shared()
+        if shared is not None:
+            _count(shared, key, "load_count", apply_load({}, meta, self._clock()))
+            return True
         self._change(key, lambda rec: apply_load(rec, meta, self._clock()))
         return True
 
@@ -200,6 +243,11 @@ class UsageStore:
             return True
         if not ok and not meta.get("path"):
             return False
+        shared = self.shared()
+        if shared is not None:
+            counter = "write_count" if ok else "write_error_count"
+            _count(shared, name, counter, apply_write({}, meta, self._clock()))
+            return True
         self._change(name, lambda rec: apply_write(rec, meta, self._clock()))
         return True
 
@@ -248,6 +296,9 @@ class UsageStore:
 
     def forget(self, key: str) -> bool:
         """Drop the record of ``key``; return True if there was one."""
+        shared = self.shared()
+        if shared is not None:
+            return shared.forget(key)
         found = False
 
         def change(state: dict[str, Any]) -> None:
@@ -269,6 +320,9 @@ class UsageStore:
         return rec
 
     def _change(self, key: str, fn: Callable[[Record], Record]) -> Record:
+        shared = self.shared()
+        if shared is not None:
+            return dict(shared.change(key, lambda rec: normalise(fn(normalise(rec)))))
         out: Record = {}
 
         def change(state: dict[str, Any]) -> None:
@@ -280,6 +334,19 @@ class UsageStore:
 
         _fs.update_json(self.path, change, default=empty_state, dump=dump_sidecar)
         return dict(out)
+
+
+#: Fields a write sets only on a record that lacks them (``apply_write``'s ``setdefault``).
+_FIRST_ONLY: Final = ("created_at", "created_by", "created_by_agent_id")
+
+
+def _count(shared: SqlUsage, key: str, counter: str, delta: Record) -> None:
+    """Count one event on the shared database: ``delta`` is the event applied to an empty
+    record; its counter becomes ``n = n + 1`` and its fields a merge (lifecycle untouched)."""
+    skip = {*COUNTERS, "lifecycle_state", "pinned", *_FIRST_ONLY}
+    fields = {k: v for k, v in delta.items() if k not in skip}
+    first: Record = {k: delta[k] for k in _FIRST_ONLY if k in delta}
+    shared.count(key, counter, fields, first)
 
 
 def _copy_fields(rec: Record, meta: Mapping[str, Any], fields: Mapping[str, str]) -> None:
