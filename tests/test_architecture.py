@@ -22,16 +22,18 @@ COMPOSITION = {"lemon_skills", "lemon_skills.__main__", "lemon_skills.prompt"}
 #: skills and mcp share a floor but may not import each other; ``search`` is the corpus-neutral
 #: ranking core, part of the kernel; ``selftest`` (the ``lemon mcp smoke`` proofs) drives the
 #: whole stack, so it sits just under the CLI.
-#: ``integrations`` (the agent-framework adapters) share selftest's floor and never import it.
+#: ``gateway`` and ``integrations`` (the MCP gateway, the agent-framework adapters) share a
+#: floor above ``tools`` and never import each other.
 LAYERS = {
     "kernel": 0,
     "search": 0,
     "skills": 1,
     "mcp": 1,
     "tools": 2,
+    "gateway": 3,
     "integrations": 3,
-    "selftest": 3,
-    "cli": 4,
+    "selftest": 4,
+    "cli": 5,
 }
 
 #: Programs run with ``python -m`` that must keep a documented path inside a lower package;

@@ -20,6 +20,8 @@ import httpx2
 from mcp import types
 from mcp.client.session import ElicitationFnT, SamplingFnT
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourcesListChanged
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from lemon_skills.errors import McpToolError, UsageError
@@ -400,7 +402,10 @@ class McpManager:
                     listing = await fetch_listing(conn, now=anyio.current_time())
                 up.append(anyio.current_time())
                 self._up(h, conn, listing)
-                await conn.closed.wait()
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_listen, h, conn)
+                    await conn.closed.wait()
+                    tg.cancel_scope.cancel()
                 tail = conn.stderr_tail()
                 h.last_error = "connection closed by the server" + (
                     f"; stderr: {tail}" if tail else ""
@@ -503,6 +508,24 @@ async def _answers(conn: Connection) -> bool:
             return False
         return True
     return False
+
+
+async def _listen(h: ServerHandle, conn: Connection) -> None:
+    """On a 2026-07-28 session change news comes only on a ``subscriptions/listen`` stream
+    (there is no standing channel): mark the listing stale on each event, as a handshake-era
+    ``list_changed`` notification does."""
+    if conn.client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return
+    try:
+        async with conn.client.listen(
+            tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+        ) as sub:
+            async for event in sub:
+                h.stale = True
+                if isinstance(event, ResourcesListChanged):
+                    h.skills_version += 1
+    except Exception:  # best effort: without the stream the listing still refreshes on its TTL
+        return
 
 
 def _alive(h: ServerHandle) -> bool:

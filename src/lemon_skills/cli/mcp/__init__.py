@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "approve-changes": "lemon_skills.cli.mcp.servers:approve_changes_cmd",
     "call": "lemon_skills.cli.mcp.servers:call_cmd",
     "eval": "lemon_skills.cli.toolsearch:eval_cmd",
+    "gateway": "lemon_skills.cli.mcp.gateway:gateway_cmd",
     "logs": "lemon_skills.cli.mcp.servers:logs_cmd",
     "prompts": "lemon_skills.cli.mcp.listing:prompts_cmd",
     "refresh-skills": "lemon_skills.cli.mcp.refresh:refresh_skills_cmd",

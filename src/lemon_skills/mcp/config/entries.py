@@ -59,7 +59,7 @@ ENTRY_KEYS = frozenset(
         *("type", "transport", "name", "enabled", "disabled", "protocol"),
         *("command", "args", "env", "cwd", "url", "headers", "oauth", "sampling"),
         *("sampling_policy", "ready_timeout_ms", "timeout_ms", "max_total_timeout_ms"),
-        *("always_load", "skills"),
+        *("always_load", "skills", "share"),
         *("max_result_tokens", "approve", "approve_tools", "pinning"),
         *FILTER_KEYS,
     }
@@ -137,6 +137,8 @@ class ServerBase:
     always_load: tuple[str, ...] = ()
     #: Whether the skills this server offers (SEP-2640) are used: off until the user says so.
     skills: bool = field(default=False, compare=False)
+    #: One connection for every client of a gateway (true), or one per client (false).
+    share: bool = field(default=True, compare=False)
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     origin: Origin = field(default="programmatic", compare=False)
     #: False for a project entry whose file the user has not trusted: listed, never started.
@@ -193,6 +195,8 @@ class ServerBase:
             out["always_load"] = list(self.always_load)
         if self.skills:
             out["skills"] = "enabled"
+        if not self.share:
+            out["share"] = False
         return out
 
     def pins(self, tool: str) -> bool:

@@ -273,6 +273,11 @@ def _common_fields(
         problems.extend(validate_policy(policy))
         if isinstance(policy, Mapping):
             out["sampling"] = dict(policy)
+    share = data.get("share", True)
+    if not isinstance(share, bool):
+        problems.append("share must be true or false")
+    else:
+        out["share"] = share
     skills = data.get("skills", "disabled")
     if skills not in ("enabled", "disabled"):
         problems.append('skills must be "enabled" or "disabled"')

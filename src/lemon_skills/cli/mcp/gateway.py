@@ -1,0 +1,107 @@
+"""``lemon mcp gateway``: every configured MCP server and this project's skills, behind
+lemon's policy, as one MCP server for any host."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from lemon_skills.cli._output import emit_json, json_option, project_option
+from lemon_skills.paths import resolve_cwd
+
+HOSTS = ("claude", "cursor", "vscode", "codex")
+
+
+@click.command("gateway")
+@project_option("Project whose MCP servers and skills are served (default: current dir).")
+@click.option(
+    "--tools",
+    "tools",
+    type=click.Choice(["auto", "all", "search"]),
+    default="auto",
+    show_default=True,
+    help="all: list every tool; search: list the always_load tools and tool_search, which "
+    "adds what it finds; auto: search when all definitions would take over 10% of a "
+    "200k-token context.",
+)
+@click.option(
+    "--agent",
+    default=None,
+    metavar="NAME",
+    help="Apply this agent's profile (skills.json profiles) to skills and servers "
+    "(a server is the key mcp:<server>).",
+)
+@click.option(
+    "--print-config",
+    "host",
+    type=click.Choice(HOSTS),
+    default=None,
+    help="Print what to add to that host's MCP config to use the gateway, then exit.",
+)
+@click.option(
+    "--http",
+    "http",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio.",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Bearer tokens for --http, one per line (`TOKEN` or `TOKEN AGENT` to bind a token "
+    "to an agent profile); required off loopback.",
+)
+@click.option(
+    "--allow-origin",
+    "origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="Also accept requests from pages of this origin (repeatable).",
+)
+@json_option
+def gateway_cmd(
+    tools: str,
+    agent: str | None = None,
+    host: str | None = None,
+    http: str | None = None,
+    token_file: Path | None = None,
+    origins: tuple[str, ...] = (),
+    cwd: Path | None = None,
+    as_json: bool = False,
+) -> None:
+    """Serve every configured MCP server and this project's skills as one MCP server.
+
+    \b
+    Each server's tools are listed as mcp_<server>_<tool>, its resources as
+    mcp+<server>:<uri> and its prompts as mcp_<server>_<prompt>. Every call goes through
+    lemon's policy: approvals (asked through the host, or `lemon approvals`), pinning
+    (`lemon mcp approve-changes`), result caps (read_result), timeouts.
+    Put it in front of a host:  lemon mcp gateway --print-config claude
+    Over HTTP:  lemon mcp gateway --http 127.0.0.1:8765 [--token-file tokens.txt]
+    """
+    where = resolve_cwd(cwd)
+    if host is not None:
+        from lemon_skills.gateway.hosts import snippet
+
+        text, data = snippet(host, where, tools=tools, agent=agent)
+        emit_json(data) if as_json else click.echo(text)
+        return
+    import anyio
+
+    from lemon_skills.gateway.run import serve_stdio
+    from lemon_skills.gateway.server import GatewayOptions
+
+    options = GatewayOptions(cwd=where, agent=agent, tools=tools)  # type: ignore[arg-type]
+    if http is None:
+        if token_file is not None or origins:
+            raise click.UsageError("--token-file and --allow-origin need --http HOST:PORT")
+        anyio.run(serve_stdio, options)
+        return
+    from lemon_skills.gateway.http import serve_http
+    from lemon_skills.tools.serve.guard import Exposure, parse_bind, read_token_file
+
+    bind_host, port = parse_bind(http)
+    grants = read_token_file(token_file) if token_file is not None else ()
+    anyio.run(serve_http, options, Exposure(bind_host, port, grants, origins))

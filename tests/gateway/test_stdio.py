@@ -1,0 +1,181 @@
+"""The gateway over stdio: upstream tools under lemon's names, resources and prompts
+namespaced, skills as `lemon mcp serve` serves them, bad input answered clearly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters, types
+from mcp.shared.exceptions import MCPError
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+from tests.gateway.conftest import gateway, shifty, text
+from tests.helpers.mcp import broken, smoke
+from tests.helpers.skills import write_skill
+
+
+def test_tools_resources_prompts_and_skills_through_one_server(
+    project: Path, servers: Any, project_skills: Path
+) -> None:
+    servers(smoke("fx"))
+    write_skill(project_skills, "alpha", description="Deploy kubernetes clusters with helm.")
+    anyio.run(_tools_resources_prompts, project)
+
+
+async def _tools_resources_prompts(project: Path) -> None:
+    async with gateway(project, "--tools", "all") as s:
+        names = {t.name for t in (await s.list_tools()).tools}
+        assert {"mcp_fx_echo", "mcp_fx_fail", "find_skills", "read_skill"} <= names
+        skills = [str(r.uri) for r in (await s.list_resources()).resources]
+        assert "skill://alpha/SKILL.md" in skills
+        out = await s.call_tool("mcp_fx_echo", {"message": "hi"})
+        assert not out.is_error and out.content[0].text == "echo:hi"
+        failed = await s.call_tool("mcp_fx_fail", {})
+        assert failed.is_error and "planned failure" in failed.content[0].text
+        uris = [str(r.uri) for r in (await s.list_resources()).resources]
+        assert "mcp+fx:fixture://status" in uris
+        read = await s.read_resource("mcp+fx:fixture://status")
+        assert read.contents[0].text == "status:ok"
+        prompts = {p.name for p in (await s.list_prompts()).prompts}
+        assert "mcp_fx_brief" in prompts
+        got = await s.get_prompt("mcp_fx_brief", {"topic": "cats"})
+        assert "cats" in got.messages[0].content.text
+
+
+def test_search_mode_lists_tool_search_and_adds_what_it_finds(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    servers(smoke("fx"), shifty("sh", tmp_path / "sh", always_load=["counted"]))
+
+    async def main() -> None:
+        changed = anyio.Event()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(getattr(message, "root", message), types.ToolListChangedNotification):
+                changed.set()
+
+        async with gateway(project, "--tools", "search", message_handler=on_message) as s:
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert "tool_search" in names and "mcp_sh_counted" in names  # pinned
+            assert "mcp_fx_echo" not in names
+            # Routed by name although not listed.
+            assert text(await s.call_tool("mcp_fx_echo", {"message": "x"})) == "echo:x"
+            none = await s.call_tool("tool_search", {"query": "zebra giraffe quantum"})
+            assert text(none).startswith("No tool matches")
+            found = await s.call_tool("tool_search", {"query": "echo a message back"})
+            assert "mcp_fx_echo" in text(found)
+            with anyio.fail_after(5):
+                await changed.wait()
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert "mcp_fx_echo" in names
+
+    anyio.run(main)
+
+
+def test_bad_input_is_answered_without_reaching_the_server(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    state = tmp_path / "sh"
+    servers(shifty("sh", state), broken("stuck", "hang", ready_timeout_ms=1500))
+
+    async def main() -> None:
+        async with gateway(project, "--tools", "all") as s:
+            with pytest.raises(MCPError, match="did you mean mcp_sh_counted"):
+                await s.call_tool("mcp_sh_countd", {"n": 1})
+            wrong = await s.call_tool("mcp_sh_counted", {"n": "three"})
+            assert wrong.is_error and "was not called" in text(wrong)
+            assert not (state / "counted.runs").exists()
+            with anyio.fail_after(5):  # the hung server's tool fails fast
+                stuck = await s.call_tool("mcp_stuck_anything", {})
+            assert stuck.is_error and "stuck" in text(stuck)
+            assert text(await s.call_tool("mcp_sh_counted", {"n": 1})) == "1"
+
+    anyio.run(main)
+
+
+@pytest.mark.slow
+def test_a_2026_client_hears_of_found_tools_on_its_listen_stream(
+    project: Path, servers: Any
+) -> None:
+    servers(smoke("fx"))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "lemon_skills", "mcp", "gateway", "--cwd", str(project), "--tools", "search"],
+        env=dict(os.environ),
+    )
+
+    async def main() -> None:
+        async with Client(params) as client:
+            assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "mcp_fx_echo" not in names
+            async with client.listen(tools_list_changed=True) as sub:
+                await client.call_tool("tool_search", {"query": "echo a message back"})
+                with anyio.fail_after(10):
+                    event = await sub.__anext__()
+            assert type(event).__name__ == "ToolsListChanged"
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "mcp_fx_echo" in names
+
+    anyio.run(main)
+
+
+def test_malformed_json_rpc_is_answered_and_the_gateway_goes_on(project: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lemon_skills", "mcp", "gateway", "--cwd", str(project)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=dict(os.environ),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(line: bytes) -> None:
+        proc.stdin.write(line + b"\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}}
+    send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode())
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+    send(b"this is not json")
+    send(b'{"jsonrpc": "2.0", "id": 3, "params": {}}')
+    send(b'{"jsonrpc": "2.0", "id": 4, "method": "ping"}')
+    answers = [json.loads(proc.stdout.readline()) for _ in range(3)]
+    proc.stdin.close()
+    assert proc.wait(20) == 0
+    proc.stdout.close()
+    assert [a.get("error", {}).get("code") for a in answers] == [-32700, -32600, None]
+    assert answers[2] == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+@pytest.mark.slow
+def test_an_agent_profile_applies_to_skills_and_servers_alike(
+    project: Path, servers: Any, project_skills: Path, tmp_path: Path
+) -> None:
+    servers(smoke("fx"), shifty("sh", tmp_path / "sh"))
+    write_skill(project_skills, "git-commit", description="Write git commit messages.")
+    write_skill(project_skills, "git-rebase", description="Rebase git branches safely.")
+    profile = {"deny": ["git-rebase", "mcp:sh"]}
+    (project / ".lemon" / "skills.json").write_text(
+        json.dumps({"version": 1, "profiles": {"dev": profile}})
+    )
+
+    async def main() -> None:
+        async with gateway(project, "--tools", "all", "--agent", "dev") as s:
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert "mcp_fx_echo" in names and not any(n.startswith("mcp_sh_") for n in names)
+            uris = {str(r.uri) for r in (await s.list_resources()).resources}
+            assert "skill://git-commit/SKILL.md" in uris
+            assert "skill://git-rebase/SKILL.md" not in uris
+            with pytest.raises(MCPError, match="unknown tool"):
+                await s.call_tool("mcp_sh_counted", {"n": 1})
+
+    anyio.run(main)
+    assert not (tmp_path / "sh" / "counted.runs").exists()
