@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import bench_dir  # noqa: E402
 
 from lemon_skills.skills.audit.scan import audit_bundle  # noqa: E402
-from lemon_skills.skills.bundle import collect  # noqa: E402
+from lemon_skills.skills.format.bundle import collect  # noqa: E402
 
 
 def main() -> None:

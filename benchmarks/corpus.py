@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from lemon_skills.search.metrics import Case
-    from lemon_skills.skills.model import Entry
+    from lemon_skills.skills.format.model import Entry
 
 _NAME = re.compile(r"^name:.*$", re.M)
 

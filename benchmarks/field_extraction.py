@@ -30,8 +30,8 @@ from pathlib import Path
 from corpus import make_corpus
 from regex_fields import regex_entry_fields
 
-from lemon_skills.skills import registry
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.catalog import registry
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import index as ranking
 
 

@@ -33,8 +33,9 @@ from corpus import bench_dir, bench_root, make_corpus
 from lemon_skills import search
 from lemon_skills.search import focus
 from lemon_skills.search.metrics import load_cases
-from lemon_skills.skills import api, registry
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills import api
+from lemon_skills.skills.catalog import registry
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import find
 from lemon_skills.skills.ranking import index as ranking
 

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import make_corpus  # noqa: E402
 
-from lemon_skills.skills.registry import Registry  # noqa: E402
+from lemon_skills.skills.catalog.registry import Registry  # noqa: E402
 
 READ_ALL_PY = """
 import os, sys

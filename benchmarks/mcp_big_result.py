@@ -111,7 +111,7 @@ def _big(args: tuple[Any, ...], big: int) -> bool:
 def instrument(meter: Meter, reader: str, big: int) -> None:
     import mcp.client.stdio
 
-    import lemon_skills.mcp.views as views
+    import lemon_skills.mcp.catalog.views as views
     from lemon_skills.mcp.transport import stdio
 
     if reader == "sdk":
@@ -133,7 +133,7 @@ def main() -> None:
     meter = Meter()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["LEMON_AGENT_DIR"] = tmp
-        import lemon_skills.mcp.connect as connect
+        import lemon_skills.mcp.session.connect as connect
         from lemon_skills.mcp.source import McpSource
         from lemon_skills.tool import estimate_tokens
 

@@ -293,11 +293,11 @@ def parts(n: int) -> None:
     (client CPU per call): the pieces that apply with every policy at its default."""
     from mcp import types
 
-    from lemon_skills import otel
-    from lemon_skills.mcp.deadline import Deadline, Timekeeper
-    from lemon_skills.mcp.errlog import StderrLog, StderrPipe
-    from lemon_skills.mcp.results import tool_result
-    from lemon_skills.mcp.spill import over_budget
+    from lemon_skills.mcp.output.results import tool_result
+    from lemon_skills.mcp.output.spill import over_budget
+    from lemon_skills.mcp.session.deadline import Deadline, Timekeeper
+    from lemon_skills.mcp.session.errlog import StderrLog, StderrPipe
+    from lemon_skills.telemetry import otel
 
     result = types.CallToolResult(
         content=[types.TextContent(type="text", text="echo:ok")],

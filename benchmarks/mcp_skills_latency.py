@@ -113,7 +113,7 @@ async def run_bench(served: Path, runs: int, queries: list[str]) -> dict[str, fl
     import lemon_skills
     from lemon_skills.mcp.skills.client import list_skills
     from lemon_skills.skills import remote
-    from lemon_skills.skills.registry import Registry
+    from lemon_skills.skills.catalog.registry import Registry
     from lemon_skills.skills.remote.model import Listing
     from lemon_skills.tools.mcp_skills import to_remote
 

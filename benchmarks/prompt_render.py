@@ -28,7 +28,8 @@ from corpus import bench_root, make_corpus
 
 import lemon_skills
 from lemon_skills.search.metrics import load_cases
-from lemon_skills.skills import api, registry
+from lemon_skills.skills import api
+from lemon_skills.skills.catalog import registry
 
 
 def _timed(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from lemon_skills.search import tokens
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import index as ranking
 
 _FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.M | re.S)

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _rerank as rerank  # noqa: E402
 from corpus import bench_entries, bench_root, dev_cases  # noqa: E402
 
-from lemon_skills.mcp.toolsearch import build_tool_index, load_tool_file, similar_tools  # noqa: E402
+from lemon_skills.mcp.catalog.toolsearch import build_tool_index, load_tool_file, similar_tools  # noqa: E402
 from lemon_skills.search import scoring  # noqa: E402
 from lemon_skills.search.index import Index  # noqa: E402
 from lemon_skills.search.metrics import (  # noqa: E402

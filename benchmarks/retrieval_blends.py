@@ -43,7 +43,7 @@ from lemon_skills import search
 from lemon_skills.search import scoring
 from lemon_skills.search.embed import centre, centred, load_weights, vectors
 from lemon_skills.search.metrics import Case, Report, outcome, summarise
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import find
 from lemon_skills.skills.ranking import index as skill_index
 from lemon_skills.skills.ranking.semantic import Similarity, doc_text

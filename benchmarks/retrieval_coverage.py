@@ -50,7 +50,7 @@ from retrieval_signals import Answers, _fmt, lexical_answers, signal_row
 from lemon_skills.search import scoring
 from lemon_skills.search.index import Index
 from lemon_skills.search.metrics import Case, evaluate
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import index as skill_index
 from lemon_skills.skills.ranking.semantic import Similarity
 

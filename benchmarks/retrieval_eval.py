@@ -42,7 +42,7 @@ from identifiers import appended
 
 from lemon_skills.search import tokens as text
 from lemon_skills.search.metrics import Case, Report, evaluate, load_cases
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import tuning
 from lemon_skills.skills.ranking.semantic import Similarity

@@ -51,7 +51,7 @@ from corpus import bench_root, make_corpus
 import lemon_skills
 from lemon_skills.search.metrics import load_cases
 from lemon_skills.skills import api
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking.index import build_index
 
 CHILD = """
@@ -64,7 +64,8 @@ def peak_mb():
     return 0.0
 t0 = time.perf_counter(); c0 = time.process_time()
 import lemon_skills
-from lemon_skills.skills import api, registry
+from lemon_skills.skills import api
+from lemon_skills.skills.catalog import registry
 if sys.argv[3:] == ["merge"]:
     # What an update pays when its changes pass the share a delta may hold.
     from lemon_skills.search import postings

@@ -46,7 +46,7 @@ from lemon_skills.search import scoring
 from lemon_skills.search.embed import centre, vectors
 from lemon_skills.search.index import reweigh
 from lemon_skills.search.metrics import Case, Report, evaluate, outcome, summarise
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import find, tuning
 from lemon_skills.skills.ranking import index as skill_index
 from lemon_skills.skills.ranking.semantic import Similarity

@@ -26,7 +26,7 @@ from retrieval_blends import _fmt as fmt
 
 from lemon_skills.search.embed import centre, centred, vectors
 from lemon_skills.search.metrics import Case, outcome, summarise
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import find
 from lemon_skills.skills.ranking.index import DEFAULT_WEIGHTS
 from lemon_skills.skills.ranking.semantic import doc_vectors, encoder

@@ -10,7 +10,7 @@ and false-rejection of:
 * ``bm25`` - plain BM25 (k1 1.2, b 0.75) over the tool name and description, lower-cased
   words minus stop words, no stemming; it never abstains;
 * ``bm25+cutoff`` - the same answering only when the best score reaches a cutoff;
-* ``lemon`` - ``lemon_skills.mcp.toolsearch`` with its shipped ``WEIGHTS``;
+* ``lemon`` - ``lemon_skills.mcp.catalog.toolsearch`` with its shipped ``WEIGHTS``;
 * ``lemon+sem`` - the same with embedding similarity (``--semantic``; needs the semantic
   extra and the model package), its blend weight, floor and bar cross-validated;
 * ``lemon+sem centred`` - the same with every vector centred on the tools' mean vector, as
@@ -44,7 +44,7 @@ from corpus import bench_root  # noqa: E402
 from identifiers import appended  # noqa: E402
 
 from lemon_skills.mcp.catalog.build import ToolSpec  # noqa: E402
-from lemon_skills.mcp.toolsearch import (  # noqa: E402
+from lemon_skills.mcp.catalog.toolsearch import (  # noqa: E402
     WEIGHTS,
     ToolIndex,
     build_tool_index,

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import bench_root  # noqa: E402
 
 from lemon_skills.mcp.catalog.build import ToolSpec  # noqa: E402
-from lemon_skills.mcp.toolsearch import find_tools, load_tool_file, tool_key  # noqa: E402
+from lemon_skills.mcp.catalog.toolsearch import find_tools, load_tool_file, tool_key  # noqa: E402
 from lemon_skills.search.metrics import Case, load_cases  # noqa: E402
 
 SERVER = Path(__file__).resolve().parent / "_tool_corpus_server.py"

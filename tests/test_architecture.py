@@ -15,7 +15,7 @@ import lemon_skills
 SRC = Path(lemon_skills.__file__).parent
 
 #: The composition root: the public table and the facades a host imports. They may name any
-#: layer (lazily); nothing inside the library imports them, bar the package's ``__version__``.
+#: layer (lazily); nothing below the CLI imports them (the version is ``lemon_skills.version``).
 COMPOSITION = {"lemon_skills", "lemon_skills.__main__", "lemon_skills.prompt"}
 
 #: Layer of each top-level name; a module may import only modules of a lower layer or its own.
@@ -143,6 +143,22 @@ def test_state_sits_under_the_stores_that_use_it():
         if module.startswith("lemon_skills.state"):
             assert not edges & stores, f"{module} imports a store: {sorted(edges & stores)}"
             assert all(_layer(t) in ("kernel", "search") for t in edges), module
+
+
+def test_nothing_under_the_cli_imports_the_composition_root():
+    # The root names every layer, so a module under the CLI importing it would close a cycle.
+    modules = _modules()
+    found = []
+    for name, path in modules.items():
+        if name in COMPOSITION or _layer(name) == "cli":
+            continue
+        tree = ast.parse(path.read_text("utf-8"))
+        docs = {id(d) for d in _docstrings(tree)}
+        for node in ast.walk(tree):
+            if id(node) not in docs and isinstance(node, ast.Import | ast.ImportFrom):
+                hits = set(_targets(node, modules)) & COMPOSITION
+                found += [f"{name} -> {t}" for t in sorted(hits)]
+    assert found == []
 
 
 def test_no_import_cycles():

@@ -6,7 +6,7 @@ import threading
 
 import lemon_skills
 from lemon_skills import context, settings
-from lemon_skills.skills.registry import default_registry
+from lemon_skills.skills.catalog.registry import default_registry
 
 
 class Closable:

@@ -32,7 +32,7 @@ def test_importing_lemon_skills_loads_no_submodule_until_a_name_is_used():
         "import sys, lemon_skills;"
         "before = sorted(m for m in sys.modules if m.startswith('lemon_skills.'));"
         "lemon_skills.Entry;"
-        "print(before, 'lemon_skills.skills.model' in sys.modules)"
+        "print(before, 'lemon_skills.skills.format.model' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["['lemon_skills._lazy',", "'lemon_skills.context']", "True"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import lemon_skills
-from lemon_skills import otel
+from lemon_skills.telemetry import otel
 from tests.helpers.skills import write_skill
 
 REQUEST = "rotate the secret token for customer 4417"

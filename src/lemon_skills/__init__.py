@@ -39,18 +39,18 @@ if TYPE_CHECKING:  # the same names as _API below; tests/test_public_api.py keep
         status,
     )
     from lemon_skills.skills.api import list_skills as list  # noqa: A001 - the design's name
+    from lemon_skills.skills.catalog.readiness import SkillStatus
     from lemon_skills.skills.curator.scheduler import CuratorConfig, CuratorManager
+    from lemon_skills.skills.format.model import Diagnostic, Entry
     from lemon_skills.skills.install.lifecycle import uninstall, update, verify
     from lemon_skills.skills.install.review import ApprovalRequest
     from lemon_skills.skills.install.service import install
-    from lemon_skills.skills.model import Diagnostic, Entry
-    from lemon_skills.skills.readiness import SkillStatus
     from lemon_skills.tool import Tool, ToolContext, ToolResult
     from lemon_skills.tools.manage import skill_manage
     from lemon_skills.tools.read import read_skill
     from lemon_skills.tools.registry import ToolRegistry
 
-__version__ = "0.1.0"
+from lemon_skills.version import __version__
 
 # Wiring across layers happens here, and only here: skills from MCP servers join the skills
 # catalogue through the tools layer, which the skills layer may not import.
@@ -71,9 +71,9 @@ _API = {
     "disable": _SKILLS,
     "refresh": _SKILLS,
     "prompt": "lemon_skills.prompt:",
-    "Entry": "lemon_skills.skills.model",
-    "Diagnostic": "lemon_skills.skills.model",
-    "SkillStatus": "lemon_skills.skills.readiness",
+    "Entry": "lemon_skills.skills.format.model",
+    "Diagnostic": "lemon_skills.skills.format.model",
+    "SkillStatus": "lemon_skills.skills.catalog.readiness",
     # install, update, uninstall, verify
     "install": "lemon_skills.skills.install.service",
     "update": "lemon_skills.skills.install.lifecycle",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lemon_skills.cli import main
-from lemon_skills.skills import enablement
+from lemon_skills.skills.catalog import enablement
 
 
 def _run(capsys, *args):

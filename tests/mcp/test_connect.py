@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from lemon_skills.errors import McpConnectError
 from lemon_skills.mcp.config.entries import HttpServer, StdioServer
-from lemon_skills.mcp.connect import (
+from lemon_skills.mcp.session.connect import (
     Probe,
     connect,
     describe,

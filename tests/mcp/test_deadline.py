@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import anyio
 
-from lemon_skills.mcp.deadline import Deadline, Timekeeper
+from lemon_skills.mcp.session.deadline import Deadline, Timekeeper
 
 
 def test_block_that_outlives_the_timeout_is_ended_and_says_why():

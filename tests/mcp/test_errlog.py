@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import stat
 
-from lemon_skills.mcp import errlog
-from lemon_skills.mcp.errlog import StderrLog, follow, read_log
+from lemon_skills.mcp.session import errlog
+from lemon_skills.mcp.session.errlog import StderrLog, follow, read_log
 
 
 def test_lines_are_reassembled_and_only_the_last_ones_kept(tmp_path):

@@ -11,8 +11,8 @@ import pytest
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.errors import ConfigError
 from lemon_skills.mcp.config.entries import HttpServer, StdioServer
-from lemon_skills.mcp.factories import call_approver, oauth_factory, sampling_factory
 from lemon_skills.mcp.oauth.provider import LemonOAuthProvider
+from lemon_skills.mcp.session.factories import call_approver, oauth_factory, sampling_factory
 
 OAUTH = {"flow": "client_credentials", "client_id": "c", "client_secret": "s"}
 REQUEST = {"server": "git", "tool": "push", "name": "mcp_git_push", "arguments": {}}

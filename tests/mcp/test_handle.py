@@ -11,7 +11,7 @@ import pytest
 from mcp import types
 
 from lemon_skills.mcp.config.entries import StdioServer
-from lemon_skills.mcp.handle import MAX_PAGES, ServerHandle, capabilities_of, fetch_listing
+from lemon_skills.mcp.session.handle import MAX_PAGES, ServerHandle, capabilities_of, fetch_listing
 
 
 def tool(name: str) -> types.Tool:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from lemon_skills.mcp import logs
+from lemon_skills.mcp.session import logs
 
 #: What the SDK's stdio transport logs for a stdout line that is not JSON-RPC.
 SDK_PARSE_FAILURE = "Failed to parse JSONRPC message from server"

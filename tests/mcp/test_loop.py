@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from lemon_skills.errors import UsageError
-from lemon_skills.mcp._loop import SyncLoop
+from lemon_skills.mcp.session._loop import SyncLoop
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from lemon_skills.errors import McpToolError, UsageError
 from lemon_skills.mcp.config.entries import StdioServer
 from lemon_skills.mcp.config.parse import parse_server
-from lemon_skills.mcp.manager import McpManager
+from lemon_skills.mcp.session.manager import McpManager
 from tests.helpers.mcp import in_process, rich
 
 RICH = parse_server(rich("rich"))

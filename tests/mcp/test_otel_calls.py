@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lemon_skills.errors import McpToolError
-from lemon_skills.mcp.toolsearch import find_tools
+from lemon_skills.mcp.catalog.toolsearch import find_tools
 from tests.mcp.servers import policy
 
 POLICY = Path(policy.__file__)

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from lemon_skills.cli import main
-from lemon_skills.mcp import logs
+from lemon_skills.mcp.session import logs
 
 SECRETS = ("hunter2", "sk-live-123", "tok-456", "q-secret-789", "ghp_abcdef")
 

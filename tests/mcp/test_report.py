@@ -10,8 +10,8 @@ import pytest
 from lemon_skills.errors import McpError
 from lemon_skills.mcp.config.entries import StdioServer
 from lemon_skills.mcp.config.resolve import ResolvedConfig
-from lemon_skills.mcp.handle import ServerHandle
-from lemon_skills.mcp.report import down, off_reason, require_server
+from lemon_skills.mcp.output.report import down, off_reason, require_server
+from lemon_skills.mcp.session.handle import ServerHandle
 from tests.helpers.mcp import rich, smoke
 
 GHOST = {"name": "ghost", "command": "lemon-test-no-such-command"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp import types
 
-from lemon_skills.mcp.results import call_json, prompt_result, read_result, tool_result
+from lemon_skills.mcp.output.results import call_json, prompt_result, read_result, tool_result
 
 
 def test_text_and_image_blocks_keep_their_shape():

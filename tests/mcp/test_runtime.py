@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from lemon_skills.errors import UsageError
-from lemon_skills.mcp import runtime
+from lemon_skills.mcp.session import runtime
 from lemon_skills.mcp.source import McpSource
 from tests.helpers.mcp import smoke
 

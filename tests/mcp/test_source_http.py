@@ -11,7 +11,7 @@ import pytest
 
 from lemon_skills.errors import McpConnectError
 from lemon_skills.mcp.config.parse import parse_server
-from lemon_skills.mcp.connect import connect
+from lemon_skills.mcp.session.connect import connect
 from lemon_skills.selftest.fixtures import server as smoke_server
 from tests.mcp.servers import http500
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lemon_skills.mcp.spill import read_result, read_result_tool, results_dir
+from lemon_skills.mcp.output.spill import read_result, read_result_tool, results_dir
 from lemon_skills.tool import estimate_tokens
 from tests.mcp.servers import policy
 

@@ -6,7 +6,12 @@ from pathlib import Path
 import pytest
 
 from lemon_skills.errors import ConfigError
-from lemon_skills.mcp.toolsearch import build_tool_index, find_tools, load_tool_file, rank_tools
+from lemon_skills.mcp.catalog.toolsearch import (
+    build_tool_index,
+    find_tools,
+    load_tool_file,
+    rank_tools,
+)
 from lemon_skills.search import embed
 from tests.helpers.mcp import rich
 

@@ -13,7 +13,12 @@ from benchmarks.corpus import bench_entries, dev_cases
 from benchmarks.identifiers import appended
 
 import lemon_skills
-from lemon_skills.mcp.toolsearch import build_tool_index, load_tool_file, rank_tools, tool_key
+from lemon_skills.mcp.catalog.toolsearch import (
+    build_tool_index,
+    load_tool_file,
+    rank_tools,
+    tool_key,
+)
 from lemon_skills.search import scoring, tokens
 from lemon_skills.search.metrics import Case, load_cases
 from lemon_skills.skills.ranking import find as ranking

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 
-from lemon_skills.skills import bundle
+from lemon_skills.skills.format import bundle
 
 
 def _skill(tmp_path):

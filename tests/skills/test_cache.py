@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from lemon_skills.skills import cache
-from lemon_skills.skills.registry import Registry
+from lemon_skills.skills.catalog import cache
+from lemon_skills.skills.catalog.registry import Registry
 from tests.helpers.skills import write_skill
 
 
@@ -27,7 +27,7 @@ def test_second_registry_reuses_cached_manifests(project, project_skills, monkey
     def no_parse(*args, **kwargs):
         raise AssertionError("a cached skill must not be parsed again")
 
-    monkeypatch.setattr("lemon_skills.skills.registry.load_candidate", no_parse)
+    monkeypatch.setattr("lemon_skills.skills.catalog.registry.load_candidate", no_parse)
     again = Registry().view(project).by_key["a"]
     assert again.manifest.tags == first.manifest.tags == ("x", "y")
     assert again.description == "Alpha"
@@ -48,7 +48,7 @@ def test_failed_files_are_cached_with_their_diagnostics(project, project_skills,
     write_skill(project_skills, "bad", text="---\nname: x\n")
     Registry().view(project)
     monkeypatch.setattr(
-        "lemon_skills.skills.registry.load_candidate",
+        "lemon_skills.skills.catalog.registry.load_candidate",
         lambda *a: (_ for _ in ()).throw(AssertionError("reparsed")),
     )
     diags = Registry().view(project).diagnostics
@@ -102,7 +102,7 @@ def _edit_cache(search_dir, change):
 
 def _never_parse(monkeypatch):
     monkeypatch.setattr(
-        "lemon_skills.skills.registry.load_candidate",
+        "lemon_skills.skills.catalog.registry.load_candidate",
         lambda *a: (_ for _ in ()).throw(AssertionError("reparsed")),
     )
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from lemon_skills.skills import compact
-from lemon_skills.skills.manifest import parse_skill
+from lemon_skills.skills.format import compact
+from lemon_skills.skills.format.manifest import parse_skill
 
 FULL = """---
 name: pdf

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from lemon_skills.skills import confine
+from lemon_skills.skills.format import confine
 
 
 def _skill(tmp_path):

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from lemon_skills.skills import api
-from lemon_skills.skills.doctor import doctor
+from lemon_skills.skills.catalog.doctor import doctor
 from tests.helpers.skills import write_skill
 
 

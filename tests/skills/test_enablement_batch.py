@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lemon_skills.errors import ConfigError
-from lemon_skills.skills.enablement import set_disabled, set_disabled_many, skills_json_path
+from lemon_skills.skills.catalog.enablement import set_disabled, set_disabled_many, skills_json_path
 
 
 def disabled(path: Path) -> list[str]:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lemon_skills.skills.manifest import Manifest
-from lemon_skills.skills.model import Entry
-from lemon_skills.skills.registry import Registry
+from lemon_skills.skills.catalog.registry import Registry
+from lemon_skills.skills.format.manifest import Manifest
+from lemon_skills.skills.format.model import Entry
 from tests.helpers.skills import write_skill
 
 
@@ -58,7 +58,7 @@ def test_facade_names_resolve_on_first_use():
     # `status` is a facade function of lemon_skills.skills however the package is reached; the
     # module behind it has its own name, so importing it cannot shadow the function.
     code = (
-        "import lemon_skills.skills.api, lemon_skills.skills.readiness as s;"
+        "import lemon_skills.skills.api, lemon_skills.skills.catalog.readiness as s;"
         "import lemon_skills.skills as p, lemon_skills, types;"
         "print(callable(p.status), isinstance(p.status, types.ModuleType),"
         " isinstance(s, types.ModuleType), lemon_skills.list is p.list_skills)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from lemon_skills.cli import main
-from lemon_skills.skills.registry import Registry
+from lemon_skills.skills.catalog.registry import Registry
 from tests.helpers.skills import write_skill
 
 CLAUDE_SKILL = """---

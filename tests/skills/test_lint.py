@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from lemon_skills.skills.lint import lint_file, lint_text
+from lemon_skills.skills.format.lint import lint_file, lint_text
 from tests.helpers.skills import write_skill
 
 
@@ -108,7 +108,7 @@ def test_the_readme_example_and_the_bundled_examples_pass_strict_lint():
     import re
     from pathlib import Path
 
-    from lemon_skills.skills.lint import lint_file, lint_text
+    from lemon_skills.skills.format.lint import lint_file, lint_text
 
     root = Path(__file__).resolve().parents[2]
     readme = (root / "README.md").read_text("utf-8")
@@ -133,7 +133,7 @@ def test_lemon_fields_under_metadata_lemon_are_read(project, project_skills):
 
 
 def test_a_directory_is_searched_for_skills_the_way_discovery_finds_them(tmp_path):
-    from lemon_skills.skills.lint import skill_files
+    from lemon_skills.skills.format.lint import skill_files
 
     repo = tmp_path / "repo"
     found = [

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import os
 
-from lemon_skills.skills.compact import compact
-from lemon_skills.skills.manifest import parse_skill
-from lemon_skills.skills.model import Entry, cached_entry
+from lemon_skills.skills.format.compact import compact
+from lemon_skills.skills.format.manifest import parse_skill
+from lemon_skills.skills.format.model import Entry, cached_entry
 from tests.helpers.skills import write_skill
 
 EXTRA = (

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from lemon_skills.errors import InstallError
-from lemon_skills.skills.naming import MAX_KEY, skill_key, unsafe_reason
+from lemon_skills.skills.format.naming import MAX_KEY, skill_key, unsafe_reason
 
 
 @pytest.mark.parametrize(

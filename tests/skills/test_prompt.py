@@ -253,7 +253,7 @@ def test_the_kept_catalogue_follows_lock_verdicts_and_configured_servers(project
 
 
 def _entries(n):
-    from lemon_skills.skills.model import Entry
+    from lemon_skills.skills.format.model import Entry
 
     return [
         Entry(

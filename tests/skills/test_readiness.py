@@ -5,7 +5,7 @@ import os
 import stat
 
 import lemon_skills
-from lemon_skills.skills.readiness import current_platform
+from lemon_skills.skills.catalog.readiness import current_platform
 from tests.helpers.skills import write_skill
 
 

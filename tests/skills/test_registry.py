@@ -3,7 +3,7 @@ from __future__ import annotations
 import os
 
 from lemon_skills.context import current
-from lemon_skills.skills.registry import Registry
+from lemon_skills.skills.catalog.registry import Registry
 from lemon_skills.skills.remote import Sources
 from lemon_skills.skills.remote.model import Listing, RemoteFile, RemoteSkill
 from tests.helpers.skills import write_skill
@@ -181,7 +181,7 @@ def test_skills_json_change_or_invalidate_asks_the_sources_at_once(project, agen
 
 def test_a_large_scope_holds_no_bodies_and_ranks_the_same(project, project_skills, monkeypatch):
     import lemon_skills
-    from lemon_skills.skills import registry as registry_mod
+    from lemon_skills.skills.catalog import registry as registry_mod
     from lemon_skills.skills.ranking import find
 
     for i in range(12):

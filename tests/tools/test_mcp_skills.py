@@ -13,7 +13,7 @@ from typing import Any
 import lemon_skills
 from lemon_skills.mcp.config.locations import project_config_path
 from lemon_skills.mcp.skills.client import NO_HINT, WireFile, WireSkill
-from lemon_skills.skills import enablement
+from lemon_skills.skills.catalog import enablement
 from lemon_skills.skills.remote.model import ORIGINAL_NAME_KEY
 from lemon_skills.tools.mcp_skills import (
     MAX_LABEL_CHARS,

@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return rv if isinstance(rv, int) else 0
 
 
-#: Any of these set asks for exporters (``lemon_skills.otel.configure_from_env``).
+#: Any of these set asks for exporters (``lemon_skills.telemetry.otel.configure_from_env``).
 OTEL_SWITCHES = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT")
 
 
@@ -88,13 +88,13 @@ def _start_telemetry() -> bool:
     """Install OpenTelemetry exporters when the environment asks for them (the otel extra)."""
     if not any(os.environ.get(name) for name in OTEL_SWITCHES):
         return False
-    from lemon_skills import otel
+    from lemon_skills.telemetry import otel
 
     return bool(otel.configure_from_env())
 
 
 def _stop_telemetry() -> None:
-    from lemon_skills import otel
+    from lemon_skills.telemetry import otel
 
     otel.shutdown()
 
@@ -103,7 +103,7 @@ def _command_span(args: Sequence[str], traced: bool) -> contextlib.AbstractConte
     """The root span of one command (``lemon skill find``), when exporters are installed."""
     if not traced:
         return contextlib.nullcontext()
-    from lemon_skills import otel
+    from lemon_skills.telemetry import otel
 
     words = [a for a in args if not a.startswith("-")][:2]
     if words in (["mcp", "serve"], ["mcp", "gateway"]):
@@ -138,7 +138,7 @@ def run() -> NoReturn:
 
 def _report_unreadable_state() -> None:
     """One stderr line per unreadable skills.json any command looked at (they fail closed)."""
-    registry = sys.modules.get("lemon_skills.skills.registry")
+    registry = sys.modules.get("lemon_skills.skills.catalog.registry")
     if registry is None:  # the command never looked at skills
         return
     for d in registry.default_registry().state_problems():
@@ -170,7 +170,7 @@ def _write_crash_log() -> str:
     import traceback
     from datetime import UTC, datetime
 
-    from lemon_skills import __version__
+    from lemon_skills.version import __version__
 
     text = (
         f"--- {datetime.now(UTC).isoformat()} lemon-skills {__version__} "

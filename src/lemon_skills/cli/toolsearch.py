@@ -24,7 +24,7 @@ from lemon_skills.paths import resolve_cwd
 from lemon_skills.search.metrics import load_cases
 
 if TYPE_CHECKING:
-    from lemon_skills.mcp.toolsearch import ToolMatch
+    from lemon_skills.mcp.catalog.toolsearch import ToolMatch
 
 
 def show_matches(found: Sequence[ToolMatch], *, explain: bool, as_json: bool) -> None:
@@ -78,7 +78,7 @@ def eval_cmd(
     false-rejection (share of targeted queries answered with nothing), the median time to
     rank one query, recall per kind, and every query not answered right.
     """
-    from lemon_skills.mcp import toolsearch
+    from lemon_skills.mcp.catalog import toolsearch
     from lemon_skills.search import embed
 
     cases = load_cases(queries_file)

@@ -15,7 +15,7 @@ from typing import Any
 from mcp import types
 
 from lemon_skills.mcp.catalog.build import ToolSpec
-from lemon_skills.mcp.views import View
+from lemon_skills.mcp.catalog.views import View
 from lemon_skills.skills.selection.profiles import Profile
 from lemon_skills.tool import Tool
 from lemon_skills.tools.deferred import Mode, select

@@ -15,7 +15,7 @@ from lemon_skills.errors import LemonSkillsError
 from lemon_skills.gateway import catalog, results
 from lemon_skills.gateway.clients import Calling, Client, Clients
 from lemon_skills.gateway.policy import Inflight
-from lemon_skills.mcp.spill import read_result_tool
+from lemon_skills.mcp.output.spill import read_result_tool
 from lemon_skills.tool import ToolContext
 
 INVALID_PARAMS = -32602

@@ -10,7 +10,7 @@ from typing import Any
 from mcp import types
 from pydantic import TypeAdapter, ValidationError
 
-from lemon_skills.mcp.results import wire_names
+from lemon_skills.mcp.output.results import wire_names
 from lemon_skills.tool import ToolResult
 
 #: The whole of a cut result: ``lemon-result:<id>``.

@@ -17,7 +17,6 @@ from mcp import types
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 
-from lemon_skills import __version__
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.errors import LemonSkillsError
 from lemon_skills.gateway import catalog, results
@@ -26,13 +25,14 @@ from lemon_skills.gateway.items import Items, say
 from lemon_skills.gateway.policy import Approver, Forwarder, Inflight
 from lemon_skills.gateway.upstreams import Upstreams
 from lemon_skills.gateway.wire import ListingFastPath
+from lemon_skills.mcp.output.spill import read_result_tool
 from lemon_skills.mcp.source import McpSource
-from lemon_skills.mcp.spill import read_result_tool
-from lemon_skills.skills import registry
+from lemon_skills.skills.catalog import registry
 from lemon_skills.skills.selection import profiles
 from lemon_skills.tool import ToolContext, validate_params
 from lemon_skills.tools.deferred import TOOL_SEARCH, Mode, tool_search_tool
 from lemon_skills.tools.serve.server import EXTENSION, Options, SkillServer
+from lemon_skills.version import __version__
 
 INVALID_PARAMS = -32602
 #: One upstream tool a client lists: the listing it belongs to and its name.
@@ -302,7 +302,7 @@ class Gateway:
     @staticmethod
     def _search_tool(listings: list[catalog.Listing]) -> Any:
         def search(query: str, limit: int) -> list[Any]:
-            from lemon_skills.mcp.toolsearch import find_tools
+            from lemon_skills.mcp.catalog.toolsearch import find_tools
 
             found = [
                 m

@@ -205,7 +205,7 @@ class Lemon:
         source = self.source
         if source is None or not query.strip():
             return []
-        from lemon_skills.mcp.toolsearch import find_tools
+        from lemon_skills.mcp.catalog.toolsearch import find_tools
 
         names = [
             m.spec.name for m in find_tools(query, cwd=self.cwd, max_results=limit, source=source)

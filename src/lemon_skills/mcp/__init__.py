@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from lemon_skills._lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from lemon_skills.mcp.catalog.toolsearch import ToolMatch, find_tools
     from lemon_skills.mcp.config.entries import (
         ConfigIssue,
         Filters,
@@ -22,10 +23,9 @@ if TYPE_CHECKING:
     )
     from lemon_skills.mcp.config.parse import validate_servers as validate_mcp_servers
     from lemon_skills.mcp.config.resolve import ResolvedConfig, configured_server_names, load
-    from lemon_skills.mcp.factories import call_approver, oauth_factory, sampling_factory
+    from lemon_skills.mcp.output.spill import read_result_tool
+    from lemon_skills.mcp.session.factories import call_approver, oauth_factory, sampling_factory
     from lemon_skills.mcp.source import McpSource, default_source, reset_default_source
-    from lemon_skills.mcp.spill import read_result_tool
-    from lemon_skills.mcp.toolsearch import ToolMatch, find_tools
 
 _ENTRIES = "lemon_skills.mcp.config.entries"
 
@@ -37,18 +37,18 @@ _LAZY = {
     "SseServer": _ENTRIES,
     "StdioServer": _ENTRIES,
     "ToolPolicy": _ENTRIES,
-    "call_approver": "lemon_skills.mcp.factories",
-    "read_result_tool": "lemon_skills.mcp.spill",
-    "oauth_factory": "lemon_skills.mcp.factories",
-    "sampling_factory": "lemon_skills.mcp.factories",
+    "call_approver": "lemon_skills.mcp.session.factories",
+    "read_result_tool": "lemon_skills.mcp.output.spill",
+    "oauth_factory": "lemon_skills.mcp.session.factories",
+    "sampling_factory": "lemon_skills.mcp.session.factories",
     "ResolvedConfig": "lemon_skills.mcp.config.resolve",
     "load": "lemon_skills.mcp.config.resolve",
     "configured_server_names": "lemon_skills.mcp.config.resolve",
     "McpSource": "lemon_skills.mcp.source",
     "default_source": "lemon_skills.mcp.source",
     "reset_default_source": "lemon_skills.mcp.source",
-    "find_tools": "lemon_skills.mcp.toolsearch",
-    "ToolMatch": "lemon_skills.mcp.toolsearch",
+    "find_tools": "lemon_skills.mcp.catalog.toolsearch",
+    "ToolMatch": "lemon_skills.mcp.catalog.toolsearch",
     "validate_mcp_servers": "lemon_skills.mcp.config.parse:validate_servers",
 }
 

@@ -33,9 +33,9 @@ from mcp.client.auth.utils import extract_resource_metadata_from_www_auth
 from mcp.client.session import ClientRequestContext
 
 from lemon_skills.errors import McpConnectError, McpError
-from lemon_skills.mcp.factories import oauth_factory
-from lemon_skills.mcp.manager import AuthFactory
 from lemon_skills.mcp.oauth.provider import AuthorizationRequest
+from lemon_skills.mcp.session.factories import oauth_factory
+from lemon_skills.mcp.session.manager import AuthFactory
 from lemon_skills.mcp.source import McpSource
 
 logger = logging.getLogger("lemon_skills.conformance")

@@ -28,11 +28,14 @@ from lemon_skills.approvals import ApprovalStore
 from lemon_skills.context import current
 from lemon_skills.errors import McpConnectError, McpToolError, UsageError
 from lemon_skills.mcp.catalog.build import ToolSpec
+from lemon_skills.mcp.catalog.views import SourceCore, View
 from lemon_skills.mcp.config import resolve
-from lemon_skills.mcp.deadline import OnProgressFn
-from lemon_skills.mcp.factories import HostDecision, call_approver, oauth_factory
-from lemon_skills.mcp.factories import sampling_factory as default_sampling
-from lemon_skills.mcp.manager import (
+from lemon_skills.mcp.output.report import ListingKind, Report, collect, require_server
+from lemon_skills.mcp.sampling.handler import DelegateFn
+from lemon_skills.mcp.session.deadline import OnProgressFn
+from lemon_skills.mcp.session.factories import HostDecision, call_approver, oauth_factory
+from lemon_skills.mcp.session.factories import sampling_factory as default_sampling
+from lemon_skills.mcp.session.manager import (
     AuthFactory,
     ElicitationFactory,
     McpManager,
@@ -40,11 +43,8 @@ from lemon_skills.mcp.manager import (
     SamplingFactory,
     TransportFactory,
 )
-from lemon_skills.mcp.report import ListingKind, Report, collect, require_server
-from lemon_skills.mcp.runtime import Runtime
-from lemon_skills.mcp.sampling.handler import DelegateFn
+from lemon_skills.mcp.session.runtime import Runtime
 from lemon_skills.mcp.skills.client import NO_HINT, CacheHint, WireSkill
-from lemon_skills.mcp.views import SourceCore, View
 from lemon_skills.paths import PathArg, resolve_cwd
 from lemon_skills.tool import Tool, ToolContext, ToolResult
 

@@ -16,7 +16,7 @@ import anyio
 from lemon_skills.errors import McpConnectError
 from lemon_skills.mcp.config.entries import ServerConfig
 from lemon_skills.mcp.config.parse import parse_server
-from lemon_skills.mcp.connect import connect
+from lemon_skills.mcp.session.connect import connect
 from lemon_skills.mcp.source import McpSource
 from lemon_skills.selftest.fixtures.server import TITLES
 from lemon_skills.selftest.proof import Proof, expect, expect_raises

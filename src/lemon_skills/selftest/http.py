@@ -25,9 +25,9 @@ import httpx2
 from lemon_skills import secrets
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.mcp.config.parse import parse_server
-from lemon_skills.mcp.connect import connect
-from lemon_skills.mcp.factories import oauth_factory
 from lemon_skills.mcp.oauth.flows import AuthorizationRequest
+from lemon_skills.mcp.session.connect import connect
+from lemon_skills.mcp.session.factories import oauth_factory
 from lemon_skills.mcp.source import McpSource
 from lemon_skills.selftest.checks import client_checks, fixture_entries, source_checks
 from lemon_skills.selftest.fixtures import server as fixture_server

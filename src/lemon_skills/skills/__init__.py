@@ -18,18 +18,18 @@ if TYPE_CHECKING:
         render_prompt,
         status,
     )
-    from lemon_skills.skills.manifest import Manifest, Requires
-    from lemon_skills.skills.model import Diagnostic, Entry
-    from lemon_skills.skills.readiness import SkillStatus
+    from lemon_skills.skills.catalog.readiness import SkillStatus
+    from lemon_skills.skills.format.manifest import Manifest, Requires
+    from lemon_skills.skills.format.model import Diagnostic, Entry
 
 #: name -> module, imported on first use: importing one submodule (the registry, say) must
 #: not drag in every other one through this package.
 _LAZY = {
-    "Diagnostic": "lemon_skills.skills.model",
-    "Entry": "lemon_skills.skills.model",
-    "Manifest": "lemon_skills.skills.manifest",
-    "Requires": "lemon_skills.skills.manifest",
-    "SkillStatus": "lemon_skills.skills.readiness",
+    "Diagnostic": "lemon_skills.skills.format.model",
+    "Entry": "lemon_skills.skills.format.model",
+    "Manifest": "lemon_skills.skills.format.manifest",
+    "Requires": "lemon_skills.skills.format.manifest",
+    "SkillStatus": "lemon_skills.skills.catalog.readiness",
     **dict.fromkeys(
         (
             "diagnostics",

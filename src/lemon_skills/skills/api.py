@@ -12,24 +12,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lemon_skills import otel
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import PathArg, Scope, explicit_scope, resolve_cwd
 from lemon_skills.search import metrics as evaluation
 from lemon_skills.settings import mcp_server_names
-from lemon_skills.skills import discovery, enablement
 from lemon_skills.skills import prompt as prompt_mod
+from lemon_skills.skills.catalog import discovery, enablement
+from lemon_skills.skills.catalog.readiness import SkillStatus, evaluate, not_found, offerable
+from lemon_skills.skills.catalog.registry import View, default_registry, require, view
+from lemon_skills.skills.format.model import Diagnostic, Entry
 from lemon_skills.skills.install import lockfile
-from lemon_skills.skills.model import Diagnostic, Entry
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import semantic as semantic_mod
 from lemon_skills.skills.ranking import snapshot as index_cache
 from lemon_skills.skills.ranking import tuning
-from lemon_skills.skills.readiness import SkillStatus, evaluate, not_found, offerable
-from lemon_skills.skills.registry import View, default_registry, require, view
 from lemon_skills.skills.selection import activation, profiles
 from lemon_skills.skills.selection.profiles import Profile
 from lemon_skills.skills.usage import observe
+from lemon_skills.telemetry import otel
 
 
 def list_skills(

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from lemon_skills.errors import LemonSkillsError
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 
 if TYPE_CHECKING:
     from lemon_skills.tool import Tool
@@ -311,7 +311,7 @@ def _shown_body(e: Entry) -> str:
     which says why."""
     if e.source != "mcp":
         return e.body.strip()
-    from lemon_skills.skills.manifest import split_frontmatter
+    from lemon_skills.skills.format.manifest import split_frontmatter
 
     try:
         return split_frontmatter(e.content()).body.strip()

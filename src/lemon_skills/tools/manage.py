@@ -14,7 +14,6 @@ from typing import Any, Final
 
 from lemon_skills.errors import LemonSkillsError, SkillWriteError
 from lemon_skills.paths import Scope, resolve_cwd
-from lemon_skills.skills import registry
 from lemon_skills.skills.authoring import ops as manage
 from lemon_skills.skills.authoring.rules import (
     MAX_FILE_BYTES,
@@ -22,6 +21,7 @@ from lemon_skills.skills.authoring.rules import (
     SUPPORT_DIRS,
     check_name,
 )
+from lemon_skills.skills.catalog import registry
 from lemon_skills.skills.usage.observe import emit
 from lemon_skills.tool import Tool, ToolContext, ToolResult
 

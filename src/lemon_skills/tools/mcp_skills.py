@@ -16,8 +16,8 @@ from typing import Any, cast
 
 from lemon_skills.mcp.config.locations import may_offer_skills
 from lemon_skills.paths import home, scope_root
-from lemon_skills.skills import enablement
-from lemon_skills.skills.discovery import file_sig
+from lemon_skills.skills.catalog import enablement
+from lemon_skills.skills.catalog.discovery import file_sig
 from lemon_skills.skills.remote import saved
 from lemon_skills.skills.remote.model import (
     ORIGINAL_NAME_KEY,

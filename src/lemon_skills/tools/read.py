@@ -16,10 +16,12 @@ from typing import Any, Final
 
 from lemon_skills.errors import RemoteSkillError
 from lemon_skills.paths import resolve_cwd
-from lemon_skills.skills import api, confine, registry, remote
-from lemon_skills.skills.model import Entry
-from lemon_skills.skills.readiness import SkillStatus
-from lemon_skills.skills.registry import View
+from lemon_skills.skills import api, remote
+from lemon_skills.skills.catalog import registry
+from lemon_skills.skills.catalog.readiness import SkillStatus
+from lemon_skills.skills.catalog.registry import View
+from lemon_skills.skills.format import confine
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.selection.profiles import Profile
 from lemon_skills.skills.usage.observe import emit
 from lemon_skills.tool import Tool, ToolContext, ToolResult

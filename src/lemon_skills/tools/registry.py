@@ -291,7 +291,7 @@ class _McpPart:
 
 
 def _mcp_part(source: McpSource, cwd: str | Path | None, tools: list[Tool]) -> _McpPart:
-    from lemon_skills.mcp.toolsearch import find_tools
+    from lemon_skills.mcp.catalog.toolsearch import find_tools
 
     view = source.catalogue(cwd)
     pinned = tuple(s.name for s in view.specs if s.always_load) if view is not None else ()

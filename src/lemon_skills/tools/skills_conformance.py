@@ -17,7 +17,7 @@ from lemon_skills.context import using
 from lemon_skills.errors import RemoteSkillError
 from lemon_skills.mcp.source import McpSource
 from lemon_skills.skills import remote
-from lemon_skills.skills.registry import view
+from lemon_skills.skills.catalog.registry import view
 from lemon_skills.skills.remote import load
 from lemon_skills.tools.mcp_skills import McpSkillSource
 
@@ -43,7 +43,7 @@ def run(scenario: str, url: str) -> None:
 
 def use(entry: object) -> None:
     """Load one skill, then its supporting files; stop at the first refusal."""
-    from lemon_skills.skills.model import Entry
+    from lemon_skills.skills.format.model import Entry
 
     assert isinstance(entry, Entry)
     listing = next(lst for lst in remote.listings(None) if lst.server == entry.server)

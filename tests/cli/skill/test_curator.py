@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from lemon_skills.cli import main
+from lemon_skills.skills.catalog.enablement import skills_json_path
 from lemon_skills.skills.curator.state import load_state
-from lemon_skills.skills.enablement import skills_json_path
 from lemon_skills.skills.usage.store import UsageStore, usage_path
 from tests.helpers.curator import standard_library, tree_digest
 

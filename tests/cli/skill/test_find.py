@@ -196,7 +196,7 @@ def test_a_first_prompt_on_a_large_tree_leaves_the_index_building_behind(
 
 
 def test_index_if_idle_leaves_a_build_under_way_alone(project, project_skills, capsys):
-    from lemon_skills.skills import registry
+    from lemon_skills.skills.catalog import registry
     from lemon_skills.skills.ranking import snapshot
 
     _many(project_skills)

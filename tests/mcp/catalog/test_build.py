@@ -11,7 +11,7 @@ from mcp import types
 
 from lemon_skills.mcp.catalog.build import CatalogEntry, build
 from lemon_skills.mcp.config.entries import Filters
-from lemon_skills.mcp.handle import Listing
+from lemon_skills.mcp.session.handle import Listing
 from lemon_skills.mcp.source import McpSource
 from tests.helpers.mcp import rich
 

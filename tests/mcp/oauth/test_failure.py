@@ -6,8 +6,8 @@ import anyio
 
 from lemon_skills.errors import McpAuthError
 from lemon_skills.mcp.config.entries import HttpServer, StdioServer
-from lemon_skills.mcp.connect import Probe
 from lemon_skills.mcp.oauth import failure
+from lemon_skills.mcp.session.connect import Probe
 
 
 class _ReportingAuth:

@@ -17,7 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.message import SessionMessage
 
 from lemon_skills.errors import McpToolError
-from lemon_skills.mcp.spill import read_result
+from lemon_skills.mcp.output.spill import read_result
 from lemon_skills.mcp.transport.stdio import (
     LONG_LINE_BYTES,
     SKILL_READ_LINE_BYTES,

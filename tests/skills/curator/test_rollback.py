@@ -9,10 +9,10 @@ import pytest
 
 import lemon_skills
 from lemon_skills.errors import ConfigError, CuratorError
+from lemon_skills.skills.catalog.enablement import skills_json_path
 from lemon_skills.skills.curator import rollback as curator_rollback
 from lemon_skills.skills.curator import run as curator_run
 from lemon_skills.skills.curator.state import load_state, run_lock
-from lemon_skills.skills.enablement import skills_json_path
 from lemon_skills.skills.usage.store import UsageStore, usage_path
 from tests.helpers.curator import NOW, Clock, days_ago, is_enabled, standard_library, tree_digest
 

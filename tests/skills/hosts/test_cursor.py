@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lemon_skills.skills.registry import Registry
+from lemon_skills.skills.catalog.registry import Registry
 
 CURSOR_RULES = {
     # An auto-attached rule, globs written the way Cursor writes them (not valid YAML).

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from lemon_skills.cli import main
+from lemon_skills.skills.catalog.registry import Registry
 from lemon_skills.skills.install.service import install_many
-from lemon_skills.skills.registry import Registry
 from tests.helpers.hosts import claude_plugin, write_json
 from tests.helpers.skills import write_skill
 

@@ -6,9 +6,9 @@ import pytest
 
 from lemon_skills.errors import InstallError, SourceError
 from lemon_skills.skills.audit.model import AuditFinding, AuditReport, FileInfo
+from lemon_skills.skills.format.model import SkillBundle
 from lemon_skills.skills.install import plan
 from lemon_skills.skills.install.sources import SourceSpec
-from lemon_skills.skills.model import SkillBundle
 
 SPEC = SourceSpec(raw="gh:acme/tools", kind="github", location="https://x/acme/tools.git")
 ROOT_SKILL = plan.Found(rel="", dir_name="tools.git-checkout")

@@ -10,7 +10,8 @@ import pytest
 import lemon_skills
 from lemon_skills.errors import ConfigError
 from lemon_skills.search import analysis, embed, postings
-from lemon_skills.skills import api, registry
+from lemon_skills.skills import api
+from lemon_skills.skills.catalog import registry
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import snapshot as index_cache
 from lemon_skills.skills.ranking.index import build_index, dumps, loads, update_index

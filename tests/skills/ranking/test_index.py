@@ -6,8 +6,8 @@ import pytest
 from benchmarks import regex_fields
 from benchmarks.corpus import bench_dir
 
-from lemon_skills.skills.manifest import Manifest
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.manifest import Manifest
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import index as idx
 
 BODY = "# Merging\n\nUse qpdf.\n\n```\n# not a heading\n```\n## Splitting pages\n"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lemon_skills
-from lemon_skills.skills import registry
+from lemon_skills.skills.catalog import registry
 from lemon_skills.skills.ranking import semantic
 from tests.helpers.skills import write_skill
 

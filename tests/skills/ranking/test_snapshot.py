@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 
-from lemon_skills.skills import registry
+from lemon_skills.skills.catalog import registry
 from lemon_skills.skills.ranking import snapshot
 from tests.helpers.skills import write_skill
 

@@ -5,8 +5,8 @@ import math
 import pytest
 
 from lemon_skills import search
-from lemon_skills.skills.manifest import Manifest
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.manifest import Manifest
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import tuning
 from lemon_skills.skills.ranking.index import DEFAULT_WEIGHTS
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from lemon_skills.skills.manifest import Manifest
-from lemon_skills.skills.model import Entry, SkillBundle
+from lemon_skills.skills.format.manifest import Manifest
+from lemon_skills.skills.format.model import Entry, SkillBundle
 from lemon_skills.skills.selection import activation as act
 
 ROOT = Path("/repo")

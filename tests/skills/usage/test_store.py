@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lemon_skills.errors import ConfigError, UsageError
-from lemon_skills.skills import doctor
+from lemon_skills.skills.catalog import doctor
 from lemon_skills.skills.usage.report import build_report, format_report
 from lemon_skills.skills.usage.store import UsageStore, normalise, usage_path
 from lemon_skills.tools import ToolContext, read_skill

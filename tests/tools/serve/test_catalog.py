@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lemon_skills.skills.registry import view
+from lemon_skills.skills.catalog.registry import view
 from lemon_skills.skills.remote.model import ORIGINAL_NAME_KEY
 from lemon_skills.skills.remote.verify import frontmatter_problem
 from lemon_skills.tools.serve import catalog as catalog_module

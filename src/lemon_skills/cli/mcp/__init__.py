@@ -73,7 +73,7 @@ def list_cmd(cwd: Path | None = None, as_json: bool = False) -> None:
     `off (mcp disabled)` when MCP is switched off for this directory (the reason is on stderr).
     """
     from lemon_skills.mcp.config.resolve import load
-    from lemon_skills.mcp.logs import redact
+    from lemon_skills.mcp.session.logs import redact
 
     resolved = load(resolve_cwd(cwd), notify=False)
     refuse_broken_files(resolved)
@@ -118,7 +118,7 @@ def validate_cmd(file: Path | None = None, cwd: Path | None = None, as_json: boo
     from lemon_skills.mcp.config.entries import ConfigIssue
     from lemon_skills.mcp.config.lint import MISSING_EXECUTABLE, lint_file, lint_sources
     from lemon_skills.mcp.config.resolve import load, read_document
-    from lemon_skills.mcp.logs import redact
+    from lemon_skills.mcp.session.logs import redact
 
     if file is not None:
         if not file.exists():

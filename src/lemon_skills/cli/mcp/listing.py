@@ -72,7 +72,7 @@ def tools_cmd(
     semantic: bool | None = None,
 ) -> int:
     from lemon_skills.cli.toolsearch import show_matches
-    from lemon_skills.mcp.toolsearch import find_tools
+    from lemon_skills.mcp.catalog.toolsearch import find_tools
 
     with connect(cwd) as source:
         report = source.report("tools", server=server, progress=progress())

@@ -85,9 +85,9 @@ def logs_cmd(server: str, follow: bool, lines: int, cwd: Path | None = None) -> 
     The file is <agent dir>/mcp-logs/<server>-<id>.log; its path is printed on stderr.
     """
     from lemon_skills.mcp.config.resolve import load
-    from lemon_skills.mcp.errlog import follow as follow_log
-    from lemon_skills.mcp.errlog import log_path, read_log
-    from lemon_skills.mcp.report import require_server
+    from lemon_skills.mcp.output.report import require_server
+    from lemon_skills.mcp.session.errlog import follow as follow_log
+    from lemon_skills.mcp.session.errlog import log_path, read_log
 
     resolved = load(resolve_cwd(cwd), notify=False)
     refuse_broken_files(resolved)
@@ -142,7 +142,7 @@ def call_cmd(tool: str, args_json: str, cwd: Path | None = None, as_json: bool =
     terminal.
     """
     params = _json_object(args_json)
-    from lemon_skills.mcp.results import call_json
+    from lemon_skills.mcp.output.results import call_json
 
     with connect(cwd) as source:
         result = source.call_tool(tool, params, on_progress=_call_progress())
@@ -160,7 +160,7 @@ def connect(cwd: Path | None) -> Iterator[Any]:
     """The ``McpSource`` of ``cwd``; a server that needs a sign-in says where on stderr."""
     from lemon_skills.cli.mcp.trust import ask
     from lemon_skills.mcp.config.resolve import load
-    from lemon_skills.mcp.factories import oauth_factory
+    from lemon_skills.mcp.session.factories import oauth_factory
     from lemon_skills.mcp.source import McpSource
 
     where = resolve_cwd(cwd)

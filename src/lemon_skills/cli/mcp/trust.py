@@ -110,7 +110,7 @@ def _read(path: Path) -> bytes:
 def _show(path: Path, data: bytes) -> None:
     """The servers this exact content would start, as the user is asked to trust them."""
     from lemon_skills.mcp.config.resolve import parse_document
-    from lemon_skills.mcp.logs import redact
+    from lemon_skills.mcp.session.logs import redact
 
     _enabled, servers, issues = parse_document(data, path, "project", path.parent.parent)
     note(f"{path} configures:")

@@ -21,8 +21,8 @@ from lemon_skills.cli._output import (
     warn,
 )
 from lemon_skills.paths import Scope
-from lemon_skills.skills import registry
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.catalog import registry
+from lemon_skills.skills.format.model import Entry
 
 if TYPE_CHECKING:
     from lemon_skills.skills.api import Toggled
@@ -82,7 +82,7 @@ def list_cmd(
     """List every visible skill, disabled ones included."""
     # Straight to the registry: the facade module would import ranking for nothing.
     from lemon_skills.paths import resolve_cwd
-    from lemon_skills.skills.registry import default_registry
+    from lemon_skills.skills.catalog.registry import default_registry
 
     v = default_registry().view(resolve_cwd(cwd))
     entries = v.entries
@@ -325,7 +325,7 @@ def lint(
     .lemon/skill and .agents/skills. Exits 1 when any error is found.
     """
     from lemon_skills.errors import LemonSkillsError
-    from lemon_skills.skills.lint import lint_file, skill_files
+    from lemon_skills.skills.format.lint import lint_file, skill_files
 
     base = cwd or Path.cwd()
     reports = [lint_file(p, strict=strict) for p in skill_files(base / p for p in paths)]
@@ -353,7 +353,7 @@ def lint(
 @json_option
 def doctor(key: str | None = None, cwd: Path | None = None, as_json: bool = False) -> None:
     """Explain why a skill (or every skill) is or is not active."""
-    from lemon_skills.skills.doctor import doctor as run_doctor
+    from lemon_skills.skills.catalog.doctor import doctor as run_doctor
 
     reports = run_doctor(key, cwd=cwd)
     if as_json:

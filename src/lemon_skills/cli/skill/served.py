@@ -20,7 +20,7 @@ def namespace_key(key: str, cwd: Path | None, *, enabling: bool) -> str:
     if not key.endswith(":*"):
         return key
     from lemon_skills.mcp.config.resolve import load, server_called
-    from lemon_skills.skills import registry
+    from lemon_skills.skills.catalog import registry
 
     prefix = key[:-2]
     server = server_called(load(resolve_cwd(cwd), notify=False), prefix)

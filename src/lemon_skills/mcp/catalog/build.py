@@ -23,7 +23,7 @@ from lemon_skills.mcp.catalog.filters import (
 )
 from lemon_skills.mcp.catalog.naming import NameConflict, NameRequest, assign_tool_names
 from lemon_skills.mcp.config.entries import Filters, ToolPolicy
-from lemon_skills.mcp.handle import Listing
+from lemon_skills.mcp.session.handle import Listing
 from lemon_skills.text.descriptions import without_hidden
 
 SpecKind = Literal["tool", "resources_list", "resource_read", "prompts_list", "prompt_get"]

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from lemon_skills.mcp.logs import redact, redact_argv
 from lemon_skills.mcp.oauth.options import interactive_login_ms
+from lemon_skills.mcp.session.logs import redact, redact_argv
 
 Transport = Literal["stdio", "http", "sse"]
 ProtocolMode = Literal["auto", "legacy", "2026-07-28"]

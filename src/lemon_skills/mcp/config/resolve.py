@@ -32,7 +32,7 @@ from lemon_skills.mcp.config.locations import project_config_path as project_con
 from lemon_skills.mcp.config.parse import document_entries, validate_servers
 from lemon_skills.mcp.config.trust import ProjectTrust, env_trusts, store_path
 from lemon_skills.mcp.config.trust import check as check_trust
-from lemon_skills.mcp.logs import redact
+from lemon_skills.mcp.session.logs import redact
 
 #: A configured server's effective state in a directory (before any connection attempt).
 ServerState = Literal["enabled", "disabled", "off", "untrusted"]

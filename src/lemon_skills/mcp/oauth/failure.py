@@ -17,8 +17,8 @@ import httpx2
 
 from lemon_skills.errors import McpAuthError, McpAuthRequired, McpError
 from lemon_skills.mcp.config.entries import HttpServer, ServerConfig, StdioServer
-from lemon_skills.mcp.connect import Probe, describe, expand
 from lemon_skills.mcp.oauth.metadata import probe as discover_requirement
+from lemon_skills.mcp.session.connect import Probe, describe, expand
 
 logger = logging.getLogger(__name__)
 

@@ -30,8 +30,14 @@ from lemon_skills.skills.audit.model import (
     verdict_of,
 )
 from lemon_skills.skills.audit.text_rules import scan_text, visible
-from lemon_skills.skills.bundle import Bundle, bundle_hash, collect, content_hash, file_hashes
-from lemon_skills.skills.manifest import parse_skill
+from lemon_skills.skills.format.bundle import (
+    Bundle,
+    bundle_hash,
+    collect,
+    content_hash,
+    file_hashes,
+)
+from lemon_skills.skills.format.manifest import parse_skill
 from lemon_skills.text.chars import find_invisible, lookalike_reason
 
 __all__ = [

@@ -20,7 +20,7 @@ from lemon_skills import approvals
 from lemon_skills.approvals import ApprovalContext
 from lemon_skills.errors import ApprovalError, SkillWriteError
 from lemon_skills.paths import Scope
-from lemon_skills.skills.bundle import hash_dir
+from lemon_skills.skills.format.bundle import hash_dir
 from lemon_skills.skills.install import lockfile
 from lemon_skills.skills.usage.store import UsageStore
 

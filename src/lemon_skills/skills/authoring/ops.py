@@ -20,13 +20,13 @@ from typing import Any, Final
 from lemon_skills import _fs
 from lemon_skills.errors import SkillWriteError
 from lemon_skills.paths import Scope, scope_skill_dir
-from lemon_skills.skills import enablement
 from lemon_skills.skills.authoring import consent
 from lemon_skills.skills.authoring import rules as authoring
 from lemon_skills.skills.authoring.rules import SKILL_FILE, GateVerdict
+from lemon_skills.skills.catalog import enablement
+from lemon_skills.skills.catalog.registry import default_registry
 from lemon_skills.skills.install import lockfile
 from lemon_skills.skills.install.lifecycle import uninstall
-from lemon_skills.skills.registry import default_registry
 from lemon_skills.skills.usage.report import format_report, store_report
 from lemon_skills.skills.usage.store import (
     DEFAULT_ARCHIVE_DAYS,

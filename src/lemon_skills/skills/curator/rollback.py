@@ -17,7 +17,7 @@ from typing import Any, Final
 from lemon_skills import _fs
 from lemon_skills.errors import ConfigError, CuratorError
 from lemon_skills.paths import Scope
-from lemon_skills.skills import enablement
+from lemon_skills.skills.catalog import enablement
 from lemon_skills.skills.curator.report import RUN_FILE, SNAPSHOT_FILE, run_order
 from lemon_skills.skills.curator.run import LOCK_WAIT_S, read_report, scope_cwd, write_report
 from lemon_skills.skills.curator.state import reports_root, run_lock, update_state

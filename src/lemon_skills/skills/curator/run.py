@@ -21,7 +21,7 @@ from typing import Any, Final
 from lemon_skills import _fs
 from lemon_skills.errors import ConfigError
 from lemon_skills.paths import Scope, is_transient_name, resolve_cwd, scope_skill_dir
-from lemon_skills.skills import enablement
+from lemon_skills.skills.catalog import enablement
 from lemon_skills.skills.curator.plan import Plan, Thresholds, plan_curation, transition_record
 from lemon_skills.skills.curator.prompt import review_prompt
 from lemon_skills.skills.curator.report import (

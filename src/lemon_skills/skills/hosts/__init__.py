@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from lemon_skills.paths import agent_dir, git_root
-from lemon_skills.skills.discovery import Candidate, Loaded, Scan
+from lemon_skills.skills.catalog.discovery import Candidate, Loaded, Scan
+from lemon_skills.skills.format.model import Source
 from lemon_skills.skills.hosts import cursor, plugins
-from lemon_skills.skills.model import Source
 
 #: Where installed plugins live, under the global agent dir.
 PLUGINS_DIR = "plugins"

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from lemon_skills.errors import ManifestError
-from lemon_skills.skills import confine
-from lemon_skills.skills.discovery import Candidate, Loaded, Scan, diagnostic, file_sig
-from lemon_skills.skills.manifest import FieldWarning, Manifest, split_frontmatter
-from lemon_skills.skills.model import Entry, SkillBundle
+from lemon_skills.skills.catalog.discovery import Candidate, Loaded, Scan, diagnostic, file_sig
+from lemon_skills.skills.format import confine
+from lemon_skills.skills.format.manifest import FieldWarning, Manifest, split_frontmatter
+from lemon_skills.skills.format.model import Entry, SkillBundle
 
 RULES_DIR = (".cursor", "rules")
 LEGACY_FILE = ".cursorrules"

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from lemon_skills.errors import ConfigError
-from lemon_skills.skills.discovery import Scan, diagnostic, file_sig, scan_dir
+from lemon_skills.skills.catalog.discovery import Scan, diagnostic, file_sig, scan_dir
+from lemon_skills.skills.format.model import BundleKind, SkillBundle, Source
 from lemon_skills.skills.install import lockfile
-from lemon_skills.skills.model import BundleKind, SkillBundle, Source
 
 #: Plugin manifests, by the host that reads them, in the order they are tried.
 PLUGIN_MANIFESTS: tuple[tuple[BundleKind, str], ...] = (

@@ -23,8 +23,11 @@ from lemon_skills._proc import ProgressFn
 from lemon_skills.errors import InstallError, LemonSkillsError, ManifestError
 from lemon_skills.skills.audit.model import AuditFinding, AuditReport
 from lemon_skills.skills.audit.scan import audit
-from lemon_skills.skills.bundle import collect
-from lemon_skills.skills.discovery import Scan
+from lemon_skills.skills.catalog.discovery import Scan
+from lemon_skills.skills.catalog.registry import default_registry
+from lemon_skills.skills.format.bundle import collect
+from lemon_skills.skills.format.lint import lint_text
+from lemon_skills.skills.format.manifest import parse_skill
 from lemon_skills.skills.hosts import plugins
 from lemon_skills.skills.install import lockfile
 from lemon_skills.skills.install.plan import Found, InstallPlan, lock_record
@@ -36,9 +39,6 @@ from lemon_skills.skills.install.review import (
     decide,
 )
 from lemon_skills.skills.install.sources import Fetched, SourceSpec, source_for
-from lemon_skills.skills.lint import lint_text
-from lemon_skills.skills.manifest import parse_skill
-from lemon_skills.skills.registry import default_registry
 
 #: Directory names searched for skills when a source's root is not itself a skill.
 _CONTAINERS = ("skills", ".agents/skills", ".claude/skills")

@@ -36,9 +36,11 @@ from lemon_skills.paths import (
     resolve_cwd,
     scope_skill_dir,
 )
-from lemon_skills.skills import enablement
 from lemon_skills.skills.audit.model import AuditReport
-from lemon_skills.skills.bundle import Drift, bundle_hash, collect, drift, file_hashes
+from lemon_skills.skills.catalog import enablement
+from lemon_skills.skills.catalog.registry import require
+from lemon_skills.skills.format.bundle import Drift, bundle_hash, collect, drift, file_hashes
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.install import apply as installer
 from lemon_skills.skills.install import lockfile, signature
 from lemon_skills.skills.install.apply import Policy
@@ -51,8 +53,6 @@ from lemon_skills.skills.install.plan import (
 from lemon_skills.skills.install.review import ApprovalRequest, Approver, decide
 from lemon_skills.skills.install.service import load_entry
 from lemon_skills.skills.install.sources import source_for
-from lemon_skills.skills.model import Entry
-from lemon_skills.skills.registry import require
 
 _SCOPES: tuple[Scope, Scope] = ("project", "global")
 

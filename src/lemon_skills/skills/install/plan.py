@@ -15,10 +15,10 @@ from typing import Any
 from lemon_skills.errors import InstallError, SourceError
 from lemon_skills.paths import Scope
 from lemon_skills.skills.audit.model import AuditFinding, AuditReport
+from lemon_skills.skills.format.model import SkillBundle
+from lemon_skills.skills.format.naming import skill_key
 from lemon_skills.skills.install.review import ApprovedBy
 from lemon_skills.skills.install.sources import SourceSpec, Trust
-from lemon_skills.skills.model import SkillBundle
-from lemon_skills.skills.naming import skill_key
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,16 +16,16 @@ from typing import Any, TypedDict, Unpack
 from lemon_skills._proc import ProgressFn
 from lemon_skills.errors import InstallError
 from lemon_skills.paths import PathArg, Scope, explicit_scope, resolve_cwd, scope_skill_dir
-from lemon_skills.skills import discovery
 from lemon_skills.skills.audit.model import AuditReport
+from lemon_skills.skills.catalog import discovery
+from lemon_skills.skills.catalog.registry import view
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.install import apply as installer
 from lemon_skills.skills.install import lockfile, signature
 from lemon_skills.skills.install.apply import Policy
 from lemon_skills.skills.install.plan import choose, plan_install
 from lemon_skills.skills.install.review import Approver
 from lemon_skills.skills.install.sources import resolve
-from lemon_skills.skills.model import Entry
-from lemon_skills.skills.registry import view
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

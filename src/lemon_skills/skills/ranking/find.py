@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lemon_skills.search import scoring
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking.index import DEFAULT_WEIGHTS, Index, Weights, build_index
 
 __all__ = [

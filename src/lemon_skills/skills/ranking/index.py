@@ -19,7 +19,7 @@ from lemon_skills import search
 from lemon_skills.search import focus, tokens
 from lemon_skills.search import index as search_index
 from lemon_skills.search.schema import BACKGROUND, FORMAT
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 
 #: Body text past this many characters is not indexed: long references state their topic
 #: early, and the cap bounds the build time of huge skills.

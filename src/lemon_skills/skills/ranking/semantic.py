@@ -25,7 +25,7 @@ from lemon_skills.search.embed import (
 )
 from lemon_skills.search.index import Index
 from lemon_skills.search.scoring import said
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 
 __all__ = [
     "INSTALL_HINT",

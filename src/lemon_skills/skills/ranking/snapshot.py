@@ -27,7 +27,7 @@ from lemon_skills.paths import agent_dir
 from lemon_skills.search import Index as SearchIndex
 from lemon_skills.search import codec
 from lemon_skills.search.postings import Rows
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import index as index_mod
 
 #: Below this many skills building is cheaper than reading a file.

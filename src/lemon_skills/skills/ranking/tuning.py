@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from lemon_skills import search
 from lemon_skills.search.index import reweigh
 from lemon_skills.search.schema import BUILD_FIELDS
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import find
 from lemon_skills.skills.ranking.index import DEFAULT_WEIGHTS, Index, build_index
 from lemon_skills.skills.ranking.semantic import Similarity

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lemon_skills.context import current, provided
-from lemon_skills.skills.model import Diagnostic, Entry, remote_entry
+from lemon_skills.skills.format.model import Diagnostic, Entry, remote_entry
 
 if TYPE_CHECKING:
-    from lemon_skills.skills.manifest import Manifest
+    from lemon_skills.skills.format.manifest import Manifest
 from lemon_skills.skills.remote.model import (
     Fetch,
     Listing,
@@ -84,7 +84,7 @@ class _Text:
         return verified_text(self.skill, self.fetch)
 
     def manifest(self) -> Manifest:
-        from lemon_skills.skills.manifest import build_manifest
+        from lemon_skills.skills.format.manifest import build_manifest
 
         return build_manifest(self.skill.frontmatter)
 

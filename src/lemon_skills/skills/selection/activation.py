@@ -18,7 +18,7 @@ from lemon_skills.paths import git_root
 from lemon_skills.skills.selection.globs import MAX_PATTERNS, matches_path
 
 if TYPE_CHECKING:
-    from lemon_skills.skills.model import Entry
+    from lemon_skills.skills.format.model import Entry
 
 Activation = Literal["always", "files", "paths", "request", "manual"]
 

@@ -27,8 +27,8 @@ from lemon_skills.skills.usage.store import (
 )
 
 if TYPE_CHECKING:
-    from lemon_skills.skills.model import Entry
-    from lemon_skills.skills.registry import View
+    from lemon_skills.skills.catalog.registry import View
+    from lemon_skills.skills.format.model import Entry
 
 
 #: The lifecycle states the curator moves a skill out of (pinned and archived ones stay put).

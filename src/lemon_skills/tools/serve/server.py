@@ -21,14 +21,15 @@ import mcp.types as types
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 
-from lemon_skills import __version__
 from lemon_skills.context import current
-from lemon_skills.skills import api, registry, remote
+from lemon_skills.skills import api, remote
+from lemon_skills.skills.catalog import registry
 from lemon_skills.skills.selection import profiles
 from lemon_skills.tool import Tool, ToolContext
 from lemon_skills.tools.read import read_skill
 from lemon_skills.tools.serve import reading
 from lemon_skills.tools.serve.catalog import Catalog
+from lemon_skills.version import __version__
 
 EXTENSION = "io.modelcontextprotocol/skills"
 INVALID_PARAMS = -32602

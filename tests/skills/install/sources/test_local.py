@@ -5,7 +5,7 @@ import os
 import pytest
 
 from lemon_skills.errors import SourceError
-from lemon_skills.skills.bundle import hash_dir
+from lemon_skills.skills.format.bundle import hash_dir
 from lemon_skills.skills.install.sources.base import SourceSpec
 from lemon_skills.skills.install.sources.local import LocalSource
 

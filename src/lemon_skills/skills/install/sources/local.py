@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lemon_skills._proc import ProgressFn
 from lemon_skills.errors import SourceError
-from lemon_skills.skills.bundle import HARD_MAX_BYTES, HARD_MAX_FILES, IGNORED_DIRS, hash_dir
+from lemon_skills.skills.format.bundle import HARD_MAX_BYTES, HARD_MAX_FILES, IGNORED_DIRS, hash_dir
 from lemon_skills.skills.install.sources.base import Fetched, SourceSpec, Trust, VersionField
 
 

@@ -30,9 +30,10 @@ from lemon_skills.paths import (
     resolve_cwd,
     scope_root,
 )
-from lemon_skills.skills import cache as disk_cache
-from lemon_skills.skills import enablement, hosts, remote
-from lemon_skills.skills.discovery import (
+from lemon_skills.skills import hosts, remote
+from lemon_skills.skills.catalog import cache as disk_cache
+from lemon_skills.skills.catalog import enablement
+from lemon_skills.skills.catalog.discovery import (
     Candidate,
     FileSig,
     Loaded,
@@ -41,7 +42,7 @@ from lemon_skills.skills.discovery import (
     merge,
     scan_dirs,
 )
-from lemon_skills.skills.model import Diagnostic, Entry, Source
+from lemon_skills.skills.format.model import Diagnostic, Entry, Source
 
 DEFAULT_STAT_INTERVAL_S = 0.5
 SKILL_SUFFIX = "/SKILL.md"

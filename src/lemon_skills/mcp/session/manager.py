@@ -26,7 +26,8 @@ from pydantic import ValidationError
 
 from lemon_skills.errors import McpToolError, UsageError
 from lemon_skills.mcp.config.entries import ServerConfig
-from lemon_skills.mcp.connect import (
+from lemon_skills.mcp.oauth.failure import auth_error, begin_attempt, explain_failure
+from lemon_skills.mcp.session.connect import (
     Connection,
     Probe,
     TransportCM,
@@ -35,9 +36,8 @@ from lemon_skills.mcp.connect import (
     startup_failure,
     startup_timeout,
 )
-from lemon_skills.mcp.deadline import Deadline, Timekeeper
-from lemon_skills.mcp.handle import ServerHandle, fetch_listing
-from lemon_skills.mcp.oauth.failure import auth_error, begin_attempt, explain_failure
+from lemon_skills.mcp.session.deadline import Deadline, Timekeeper
+from lemon_skills.mcp.session.handle import ServerHandle, fetch_listing
 
 T = TypeVar("T")
 AuthFactory = Callable[[ServerConfig], "httpx2.Auth | None"]

@@ -17,8 +17,8 @@ from lemon_skills.mcp.config.entries import ServerConfig
 from lemon_skills.mcp.config.resolve import ResolvedConfig, server_called
 
 if TYPE_CHECKING:
-    from lemon_skills.mcp.handle import ServerHandle
-    from lemon_skills.mcp.views import SourceCore, View
+    from lemon_skills.mcp.catalog.views import SourceCore, View
+    from lemon_skills.mcp.session.handle import ServerHandle
 
 ListingKind = Literal["tools", "resources", "prompts"]
 

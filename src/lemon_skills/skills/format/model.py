@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from lemon_skills.skills.compact import compact, expand, listing
+from lemon_skills.skills.format.compact import compact, expand, listing
 
 if TYPE_CHECKING:
-    from lemon_skills.skills.manifest import Manifest
+    from lemon_skills.skills.format.manifest import Manifest
 
 Source = Literal["project", "global", "mcp"]
 Level = Literal["error", "warning", "info"]
@@ -40,7 +40,7 @@ class SkillBundle:
 
 
 def _body_of(text: str) -> str:
-    from lemon_skills.skills.manifest import split_frontmatter
+    from lemon_skills.skills.format.manifest import split_frontmatter
 
     return split_frontmatter(text).body
 
@@ -78,8 +78,8 @@ def _remote_body(loader: RemoteText) -> str:
 
 
 def _read_body(path: str, root: Path | None) -> str:
-    from lemon_skills.skills import confine
-    from lemon_skills.skills.manifest import split_frontmatter
+    from lemon_skills.skills.format import confine
+    from lemon_skills.skills.format.manifest import split_frontmatter
 
     try:
         return split_frontmatter(confine.read_text(path, root)).body
@@ -205,7 +205,7 @@ class Entry:
             object.__setattr__(self, "_manifest", m)
         if m is None:
             if self._fields is None:
-                from lemon_skills.skills.manifest import Manifest
+                from lemon_skills.skills.format.manifest import Manifest
 
                 m = Manifest()
             else:
@@ -318,7 +318,7 @@ class Entry:
         Raises:
             PermissionError: SKILL.md now resolves outside the skill directory (refused).
         """
-        from lemon_skills.skills import confine
+        from lemon_skills.skills.format import confine
 
         if self._loader is not None:
             return self._loader()

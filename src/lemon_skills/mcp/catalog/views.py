@@ -23,18 +23,14 @@ import anyio
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from lemon_skills import otel, state
+from lemon_skills import state
 from lemon_skills.errors import LemonSkillsError, McpToolError
 from lemon_skills.mcp.catalog import pinning
 from lemon_skills.mcp.catalog.build import CatalogEntry, ToolSpec, build
 from lemon_skills.mcp.catalog.filters import prompt_allowed, resource_allowed
 from lemon_skills.mcp.catalog.naming import NameConflict
 from lemon_skills.mcp.config import resolve
-from lemon_skills.mcp.deadline import OnProgressFn
-from lemon_skills.mcp.handle import ServerHandle
-from lemon_skills.mcp.logs import redact
-from lemon_skills.mcp.manager import McpManager, ProgressFn
-from lemon_skills.mcp.results import (
+from lemon_skills.mcp.output.results import (
     json_result,
     prompt_dict,
     prompt_result,
@@ -43,8 +39,13 @@ from lemon_skills.mcp.results import (
     template_dict,
     tool_result,
 )
+from lemon_skills.mcp.output.spill import over_budget, spill
+from lemon_skills.mcp.session.deadline import OnProgressFn
+from lemon_skills.mcp.session.handle import ServerHandle
+from lemon_skills.mcp.session.logs import redact
+from lemon_skills.mcp.session.manager import McpManager, ProgressFn
 from lemon_skills.mcp.skills.client import CacheHint, WireSkill, list_skills_hinted, read_bytes
-from lemon_skills.mcp.spill import over_budget, spill
+from lemon_skills.telemetry import otel
 from lemon_skills.tool import ToolResult
 
 #: Decides one tool call that needs approval: True, or why not (a sentence).

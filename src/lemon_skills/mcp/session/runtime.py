@@ -25,9 +25,9 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from lemon_skills.errors import UsageError
-from lemon_skills.mcp._loop import SyncLoop
-from lemon_skills.mcp.manager import McpManager
-from lemon_skills.mcp.views import SourceCore
+from lemon_skills.mcp.catalog.views import SourceCore
+from lemon_skills.mcp.session._loop import SyncLoop
+from lemon_skills.mcp.session.manager import McpManager
 
 T = TypeVar("T")
 CoreFactory = Callable[[McpManager], SourceCore]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lemon_skills.errors import ManifestError
 
 if TYPE_CHECKING:
-    from lemon_skills.skills.manifest import Manifest
+    from lemon_skills.skills.format.manifest import Manifest
 
 Fields = Mapping[str, Any]
 
@@ -35,7 +35,7 @@ _NO_PLATFORMS = ["any"]
 def compact(m: Manifest, *, name: str, description: str) -> dict[str, Any]:
     """The JSON-safe fields of ``m`` that differ from the defaults (``name``/``description``
     default to the entry's own)."""
-    from lemon_skills.skills.manifest import Manifest
+    from lemon_skills.skills.format.manifest import Manifest
 
     blank = Manifest()
     out: dict[str, Any] = {}
@@ -110,7 +110,7 @@ def listing(fields: Fields) -> tuple[Any, list[str], list[str], Any, list[str]]:
 
 def expand(fields: Fields, *, name: str, description: str, skill_file: Path) -> Manifest:
     """The full manifest; ``raw`` and ``metadata`` are read from the SKILL.md when first used."""
-    from lemon_skills.skills.manifest import Manifest, Requires
+    from lemon_skills.skills.format.manifest import Manifest, Requires
 
     kwargs: dict[str, Any] = {
         f: tuple(v) if isinstance(v, list) else v
@@ -141,8 +141,8 @@ class _Frontmatter:
 
     def _get(self) -> Manifest:
         if self._manifest is None:
-            from lemon_skills.skills import confine
-            from lemon_skills.skills.manifest import Manifest, parse_skill
+            from lemon_skills.skills.format import confine
+            from lemon_skills.skills.format.manifest import Manifest, parse_skill
 
             try:
                 text = confine.read_text(self._file)

@@ -17,9 +17,9 @@ from typing import NamedTuple
 
 from lemon_skills.errors import ManifestError
 from lemon_skills.paths import is_transient_name
-from lemon_skills.skills import confine, naming
-from lemon_skills.skills.model import Diagnostic, Entry, SkillBundle, Source
-from lemon_skills.skills.naming import has_invisible
+from lemon_skills.skills.format import confine, naming
+from lemon_skills.skills.format.model import Diagnostic, Entry, SkillBundle, Source
+from lemon_skills.skills.format.naming import has_invisible
 
 SKILL_FILE = "SKILL.md"
 _BY_NAME = attrgetter("name")
@@ -194,7 +194,7 @@ def load_candidate(candidate: Candidate) -> Loaded:
     except UnicodeDecodeError as exc:
         reason = f"not valid UTF-8 (byte {exc.start})"
         return Loaded(None, (diagnostic(skill_file, reason, "encoding", key=key),), sig)
-    from lemon_skills.skills.manifest import parse_skill
+    from lemon_skills.skills.format.manifest import parse_skill
 
     try:
         parsed = parse_skill(text, path=skill_file)

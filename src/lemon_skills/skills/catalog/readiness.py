@@ -11,8 +11,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lemon_skills.skills.enablement import Enablement
-from lemon_skills.skills.model import Entry
+from lemon_skills.skills.catalog.enablement import Enablement
+from lemon_skills.skills.format.model import Entry
 
 ActivationState = Literal["active", "not_ready", "hidden", "platform_incompatible", "blocked"]
 WhichFn = Callable[[str], str | None]

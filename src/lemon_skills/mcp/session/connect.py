@@ -33,13 +33,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import Implementation, JSONRPCResponse
 
-from lemon_skills import __version__
 from lemon_skills.errors import McpConnectError, McpError
-from lemon_skills.mcp import logs
 from lemon_skills.mcp.config.entries import HttpServer, ServerConfig, SseServer, StdioServer
 from lemon_skills.mcp.config.lint import command_hint, executable_found
-from lemon_skills.mcp.errlog import StderrLog, StderrPipe, close_quietly, log_path
+from lemon_skills.mcp.session import logs
+from lemon_skills.mcp.session.errlog import StderrLog, StderrPipe, close_quietly, log_path
 from lemon_skills.mcp.transport.stdio import stdio_transport
+from lemon_skills.version import __version__
 
 #: How long an event stream (legacy SSE, Streamable HTTP GET) may stay silent. Long on purpose:
 #: the synchronous facade pauses its loop between calls, and a short read timeout would then

@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lemon_skills import otel
 from lemon_skills.errors import ConfigError
 from lemon_skills.mcp.catalog.build import ToolSpec
 from lemon_skills.paths import PathArg
 from lemon_skills.search import Document, Index, Weights, build_index, embed, scoring, tokens
 from lemon_skills.search.metrics import Case, Report, evaluate
+from lemon_skills.telemetry import otel
 
 if TYPE_CHECKING:
     from lemon_skills.mcp.source import McpSource
@@ -299,7 +299,7 @@ def _specs(by_server: Mapping[str, list[dict[str, Any]]]) -> list[ToolSpec]:
 
     from lemon_skills.mcp.catalog.build import CatalogEntry, build
     from lemon_skills.mcp.config.entries import Filters
-    from lemon_skills.mcp.handle import Listing
+    from lemon_skills.mcp.session.handle import Listing
 
     fields = ("name", "title", "description", "inputSchema", "annotations")
     entries = []

@@ -27,9 +27,9 @@ from typing import Any
 
 from lemon_skills import _fs
 from lemon_skills.paths import agent_dir
-from lemon_skills.skills import compact
-from lemon_skills.skills.discovery import Candidate, Loaded
-from lemon_skills.skills.model import Diagnostic, cached_entry
+from lemon_skills.skills.catalog.discovery import Candidate, Loaded
+from lemon_skills.skills.format import compact
+from lemon_skills.skills.format.model import Diagnostic, cached_entry
 
 #: Bump whenever parsing, normalisation or the record layout changes.
 PARSER_VERSION = 6

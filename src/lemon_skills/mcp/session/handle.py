@@ -10,9 +10,9 @@ import anyio
 from mcp import types
 
 from lemon_skills.mcp.config.entries import ServerConfig
-from lemon_skills.mcp.connect import Connection, Probe, describe
-from lemon_skills.mcp.logs import redact
 from lemon_skills.mcp.oauth.failure import auth_status
+from lemon_skills.mcp.session.connect import Connection, Probe, describe
+from lemon_skills.mcp.session.logs import redact
 
 ServerState = Literal["pending", "connecting", "connected", "failed", "stopped"]
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lemon_skills.paths import PathArg
-from lemon_skills.skills import api, enablement, registry
+from lemon_skills.skills import api
 from lemon_skills.skills import prompt as prompt_mod
 from lemon_skills.skills.api import DoctorReport
-from lemon_skills.skills.model import Entry
-from lemon_skills.skills.readiness import SkillStatus
-from lemon_skills.skills.registry import View
+from lemon_skills.skills.catalog import enablement, registry
+from lemon_skills.skills.catalog.readiness import SkillStatus
+from lemon_skills.skills.catalog.registry import View
+from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.selection import activation
 from lemon_skills.skills.usage.report import lifecycle_reasons
 
