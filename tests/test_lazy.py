@@ -35,4 +35,5 @@ def test_importing_lemon_skills_loads_no_submodule_until_a_name_is_used():
         "print(before, 'lemon_skills.skills.format.model' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["['lemon_skills._lazy',", "'lemon_skills.context']", "True"]
+    loaded = ["['lemon_skills._lazy',", "'lemon_skills.context',", "'lemon_skills.version']"]
+    assert out.stdout.split() == [*loaded, "True"]
