@@ -27,8 +27,6 @@ class Client:
     always: set[str] = field(default_factory=set)
     #: Ids of cut results this client was given (only those can be paged through).
     results: set[str] = field(default_factory=set)
-    #: Approvals from the store already spent on a call (an approval runs one call).
-    spent: set[str] = field(default_factory=set)
     #: The last handshake-era session seen, for ``list_changed`` notifications.
     session: Any = None
     #: Its own ``McpSource`` (entries with ``"share": false``), and when it last asked.
