@@ -94,6 +94,9 @@ def test_an_approval_asked_through_one_replica_releases_the_call_on_the_other(
             again = await on_a.call_tool("mcp_sh_counted", {"n": 1})
             assert again.is_error and "approval" in text(again)
             assert runs(state, "counted") == 1
+            # Every replica opens requestState under the shared key, and refuses a forgery.
+            with pytest.raises(Exception, match="Invalid or expired requestState"):
+                await on_b.call_tool("mcp_sh_counted", {"n": 1}, request_state="v1.forged")
 
     with replicas(project, tmp_path) as [(_, a), (_, b)]:
         anyio.run(main, a, b)
