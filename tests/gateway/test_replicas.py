@@ -41,9 +41,7 @@ def replicas(
     args = ("--http", "127.0.0.1:0", "--token-file", str(tokens))
     with ExitStack() as stack:
         yield [
-            stack.enter_context(
-                http_gateway(project, *args, "--state-secret-file", str(secret))
-            )
+            stack.enter_context(http_gateway(project, *args, "--state-secret-file", str(secret)))
             for _ in range(n)
         ]
 
