@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import httpx2 as httpx
 import pytest
-from mcp import Client, ClientSession, types
+from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -98,6 +98,31 @@ def test_an_approval_asked_through_one_replica_releases_the_call_on_the_other(
 
     with replicas(project, tmp_path) as [(_, a), (_, b)]:
         anyio.run(main, a, b)
+
+
+def test_a_handshake_session_lives_on_the_replica_that_began_it(
+    project: Path, servers: Any, tmp_path: Path, pg_url: str
+) -> None:
+    servers(shifty("sh", tmp_path / "sh"))
+    auth = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    with replicas(project, tmp_path) as [(_, a), (_, b)]:
+        began = httpx.post(a, json=hello, headers=auth, timeout=30)
+        sid = began.headers["mcp-session-id"]
+        session = auth | {"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}
+        assert httpx.post(a, json=ping, headers=session, timeout=30).status_code == 200
+        # Another replica does not know it: the load balancer must route by this header.
+        assert httpx.post(b, json=ping, headers=session, timeout=30).status_code == 404
 
 
 def test_a_pin_held_anywhere_is_held_by_both_and_their_clients_hear_of_it(
