@@ -24,6 +24,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from tests.gateway.conftest import shifty, text
 from tests.gateway.test_http import client, http_gateway
+from tests.tools.serve.test_http_exposure import INIT, MCP_HEADERS
 
 pytestmark = pytest.mark.slow
 
@@ -104,20 +105,10 @@ def test_a_handshake_session_lives_on_the_replica_that_began_it(
     project: Path, servers: Any, tmp_path: Path, pg_url: str
 ) -> None:
     servers(shifty("sh", tmp_path / "sh"))
-    auth = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
-    hello = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    auth = MCP_HEADERS | {"Authorization": f"Bearer {TOKEN}"}
     ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
     with replicas(project, tmp_path) as [(_, a), (_, b)]:
-        began = httpx.post(a, json=hello, headers=auth, timeout=30)
+        began = httpx.post(a, json=INIT, headers=auth, timeout=30)
         sid = began.headers["mcp-session-id"]
         session = auth | {"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}
         assert httpx.post(a, json=ping, headers=session, timeout=30).status_code == 200
