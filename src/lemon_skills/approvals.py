@@ -36,7 +36,7 @@ from lemon_skills.state import schema
 from lemon_skills.state.notify import Subscription
 from lemon_skills.state.postgres import Postgres
 
-ApprovalStatus = Literal["pending", "approved", "denied", "expired", "cancelled"]
+ApprovalStatus = Literal["pending", "approved", "denied", "expired", "cancelled", "used"]
 Decision = Literal["approved", "denied"]
 
 #: Default lifetime of a pending approval (the original's ``approval_timeout_ms``).
@@ -265,6 +265,23 @@ class ApprovalStore:
                 return self.decide(approval_id, decision, by=by, reason=reason)
             _announce(conn, current.id)
             return _lookup(conn, current.id)
+
+    def spend(self, approval_id: str) -> bool:
+        """Mark an approval that runs one call as ``used``; True for the one caller (of any
+        process on the same store) that moved it from ``approved``, so it runs its call once.
+
+        Raises:
+            ApprovalNotFound: no such approval.
+        """
+        with self._connect_existing(approval_id) as conn:
+            cur = conn.execute(
+                "UPDATE approvals SET status = 'used' WHERE id = ? AND status = 'approved'",
+                (approval_id,),
+            )
+            if cur.rowcount != 1:
+                return False
+            _announce(conn, approval_id)
+            return True
 
     def cancel(self, approval_id: str) -> Approval:
         """Withdraw a pending approval (the requester gave up); decided ones stay as they are."""

@@ -27,8 +27,6 @@ class Client:
     always: set[str] = field(default_factory=set)
     #: Ids of cut results this client was given (only those can be paged through).
     results: set[str] = field(default_factory=set)
-    #: Approvals from the store already spent on a call (an approval runs one call).
-    spent: set[str] = field(default_factory=set)
     #: The last handshake-era session seen, for ``list_changed`` notifications.
     session: Any = None
     #: Its own ``McpSource`` (entries with ``"share": false``), and when it last asked.
@@ -101,13 +99,16 @@ def stdio_key(ctx: Any) -> tuple[str, str | None]:
 class Clients:
     """Every client seen, by key; ``key_of(ctx)`` says which client a request is from."""
 
-    def __init__(self, key_of: KeyFn = stdio_key, *, agent: str | None = None) -> None:
+    def __init__(
+        self, key_of: KeyFn = stdio_key, *, agent: str | None = None, run: str | None = None
+    ) -> None:
         self.key_of = key_of
         self.agent = agent
         self._all: dict[str, Client] = {}
         # Keys name this gateway run too: an approval decided for a client of an earlier run
-        # (recorded under its key) can never run a call in this one.
-        self._run = uuid.uuid4().hex[:12]
+        # (recorded under its key) can never run a call in this one. Replicas of one
+        # deployment pass the deployment's name, so they recognise each other's clients.
+        self._run = run or uuid.uuid4().hex[:12]
 
     def of(self, ctx: Any) -> Client:
         """The client that sent ``ctx``'s request (created on first sight)."""

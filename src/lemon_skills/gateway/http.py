@@ -100,7 +100,8 @@ async def serve_http(options: GatewayOptions, exposure: Exposure) -> None:
     # A response stream in flight is a call in flight: let it end with its answer (uvicorn's
     # grace bounds the wait) instead of cutting every stream at the signal.
     AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
-    gateway = Gateway(options, Clients(http_key, agent=options.agent))
+    run = options.secret.deployment() if options.secret is not None else None
+    gateway = Gateway(options, Clients(http_key, agent=options.agent, run=run))
 
     def listening(url: str) -> None:
         print(f"lemon mcp gateway: serving {url}", file=sys.stderr, flush=True)

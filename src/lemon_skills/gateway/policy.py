@@ -103,10 +103,9 @@ class Approver:
         pending = None
         for approval in reversed(self.store.list(status=None, tool=name)):
             mine = approval.context.session_key == client.key
-            if not mine or approval.id in client.spent or dict(approval.action) != action:
+            if not mine or dict(approval.action) != action:
                 continue
-            if approval.approved:
-                client.spent.add(approval.id)
+            if approval.approved and self.store.spend(approval.id):
                 return True
             if approval.pending:
                 pending = approval

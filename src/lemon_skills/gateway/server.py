@@ -23,6 +23,7 @@ from lemon_skills.gateway import catalog, results
 from lemon_skills.gateway.clients import Calling, Client, Clients, calling
 from lemon_skills.gateway.items import Items, say
 from lemon_skills.gateway.policy import Approver, Forwarder, Inflight
+from lemon_skills.gateway.replicas import Secret, relay_pin_changes
 from lemon_skills.gateway.upstreams import Upstreams
 from lemon_skills.gateway.wire import ListingFastPath
 from lemon_skills.mcp.output.spill import read_result_tool
@@ -49,6 +50,8 @@ class GatewayOptions:
     budget: int = catalog.DEFAULT_BUDGET
     approvals: ApprovalStore | None = None
     servers: list[object] | None = field(default=None)
+    #: Shared by every replica of one deployment (``lemon_skills.gateway.replicas``).
+    secret: Secret | None = None
 
 
 class Gateway:
@@ -91,6 +94,7 @@ class Gateway:
             self._tg = self.upstreams.tg = tg
             tg.start_soon(self.skills.watch)
             tg.start_soon(self._watch)
+            tg.start_soon(relay_pin_changes, self.clients)
             await serve()
             tg.cancel_scope.cancel()
 
@@ -122,6 +126,8 @@ class Gateway:
                 srv.add_request_handler(method, entry.params_type, entry.handler)
         srv.extensions.update(self.skills.server.extensions)
         srv.middleware.append(ListingFastPath(self.visible, srv))
+        if self.options.secret is not None:
+            srv.middleware.append(self.options.secret.boundary())
         return srv
 
     def skill(self, method: str, client: Client) -> Any:

@@ -2,7 +2,7 @@
 and sends ``tools/list_changed``; ``confirm`` asks the host through elicitation (an
 input-required result on 2026-07-28, a push on older sessions);
 ``counted(n)`` counts its runs in ``$SHIFTY_DIR/counted.runs`` (to prove a call never got
-there)."""
+there); ``slow(seconds)`` counts its starts in ``$SHIFTY_DIR/slow.runs``, then sleeps."""
 
 from __future__ import annotations
 
@@ -53,6 +53,17 @@ def build() -> MCPServer[Any]:
         path = Path(os.environ["SHIFTY_DIR"]) / "counted.runs"
         runs = int(path.read_text()) + 1 if path.exists() else 1
         path.write_text(str(runs))
+        return runs
+
+    @server.tool()
+    async def slow(seconds: float) -> int:
+        """Count the start, then take a while."""
+        import anyio
+
+        path = Path(os.environ["SHIFTY_DIR"]) / "slow.runs"
+        runs = int(path.read_text()) + 1 if path.exists() else 1
+        path.write_text(str(runs))
+        await anyio.sleep(seconds)
         return runs
 
     return server

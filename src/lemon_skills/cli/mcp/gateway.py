@@ -60,6 +60,15 @@ HOSTS = ("claude", "cursor", "vscode", "codex")
     metavar="ORIGIN",
     help="Also accept requests from pages of this origin (repeatable).",
 )
+@click.option(
+    "--state-secret-file",
+    "secret_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A secret of at least 32 bytes shared by every replica of this gateway (else "
+    "LEMON_GATEWAY_SECRET): it seals 2026-07-28 requestState so any replica opens it. "
+    "See docs/team.md.",
+)
 @json_option
 def gateway_cmd(
     tools: str,
@@ -68,6 +77,7 @@ def gateway_cmd(
     http: str | None = None,
     token_file: Path | None = None,
     origins: tuple[str, ...] = (),
+    secret_file: Path | None = None,
     cwd: Path | None = None,
     as_json: bool = False,
 ) -> None:
@@ -90,13 +100,21 @@ def gateway_cmd(
         return
     import anyio
 
+    from lemon_skills.gateway.replicas import read_secret
     from lemon_skills.gateway.run import serve_stdio
     from lemon_skills.gateway.server import GatewayOptions
 
-    options = GatewayOptions(cwd=where, agent=agent, tools=tools)  # type: ignore[arg-type]
+    if http is None and (token_file is not None or origins or secret_file is not None):
+        raise click.UsageError(
+            "--token-file, --allow-origin and --state-secret-file need --http HOST:PORT"
+        )
+    options = GatewayOptions(
+        cwd=where,
+        agent=agent,
+        tools=tools,  # type: ignore[arg-type]
+        secret=read_secret(secret_file) if http is not None else None,
+    )
     if http is None:
-        if token_file is not None or origins:
-            raise click.UsageError("--token-file and --allow-origin need --http HOST:PORT")
         anyio.run(serve_stdio, options)
         return
     from lemon_skills.gateway.http import serve_http
