@@ -63,9 +63,11 @@ class ListingFastPath:
 
 def encode(message: JSONRPCMessage) -> bytes:
     """``message`` as one JSON line (no newline), ``Encoded`` values spliced in as they are."""
-    result = message.result if isinstance(message, JSONRPCResponse) else None
-    if result is None or not any(type(v) is Encoded for v in result.values()):
+    if not isinstance(message, JSONRPCResponse) or not any(
+        type(v) is Encoded for v in message.result.values()
+    ):
         return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+    result = message.result
     body = b",".join(
         to_json(k) + b":" + (v.json if type(v) is Encoded else to_json(v))
         for k, v in result.items()
