@@ -128,13 +128,7 @@ def test_a_2026_client_hears_of_found_tools_on_its_listen_stream(
 
 
 def test_malformed_json_rpc_is_answered_and_the_gateway_goes_on(project: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "lemon_skills", "mcp", "gateway", "--cwd", str(project)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=dict(os.environ),
-    )
-    assert proc.stdin is not None and proc.stdout is not None
+    proc = _raw_gateway(project)
 
     def send(line: bytes) -> None:
         proc.stdin.write(line + b"\n")  # type: ignore[union-attr]
@@ -187,13 +181,7 @@ def test_tools_list_on_the_wire_is_one_json_rpc_answer_with_every_definition(
     """The listing's JSON is spliced from per-tool bytes: the line must still be one valid
     answer to the request's own id, with each definition as the server declared it."""
     servers(smoke("fx"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "lemon_skills", "mcp", "gateway", "--cwd", str(project)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=dict(os.environ),
-    )
-    assert proc.stdin is not None and proc.stdout is not None
+    proc = _raw_gateway(project)
 
     def ask(rid: Any, method: str, params: dict[str, Any] | None = None) -> Any:
         message = {"jsonrpc": "2.0", "id": rid, "method": method}
@@ -218,3 +206,15 @@ def test_tools_list_on_the_wire_is_one_json_rpc_answer_with_every_definition(
     echo = tools["mcp_fx_echo"]["inputSchema"]
     assert echo["properties"]["message"]["type"] == "string"
     assert echo["required"] == ["message"]
+
+
+def _raw_gateway(project: Path) -> subprocess.Popen[bytes]:
+    """The gateway over stdio with no client library: JSON lines on its pipes."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lemon_skills", "mcp", "gateway", "--cwd", str(project)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=dict(os.environ),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    return proc
