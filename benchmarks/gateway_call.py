@@ -215,7 +215,11 @@ def _raw_lists(command: list[str], env: dict[str, str], n: int) -> list[float]:
         proc.stdin.flush()  # type: ignore[union-attr]
         return proc.stdout.readline()  # type: ignore[union-attr]
 
-    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b"}}
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "b", "version": "0"},
+    }
     ask(0, "initialize", init)
     proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
     ask(1, "tools/list")

@@ -128,13 +128,7 @@ def test_a_2026_client_hears_of_found_tools_on_its_listen_stream(
 
 
 def test_malformed_json_rpc_is_answered_and_the_gateway_goes_on(project: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "lemon_skills", "mcp", "gateway", "--cwd", str(project)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=dict(os.environ),
-    )
-    assert proc.stdin is not None and proc.stdout is not None
+    proc = _raw_gateway(project)
 
     def send(line: bytes) -> None:
         proc.stdin.write(line + b"\n")  # type: ignore[union-attr]
@@ -179,3 +173,48 @@ def test_an_agent_profile_applies_to_skills_and_servers_alike(
 
     anyio.run(main)
     assert not (tmp_path / "sh" / "counted.runs").exists()
+
+
+def test_tools_list_on_the_wire_is_one_json_rpc_answer_with_every_definition(
+    project: Path, servers: Any
+) -> None:
+    """The listing's JSON is spliced from per-tool bytes: the line must still be one valid
+    answer to the request's own id, with each definition as the server declared it."""
+    servers(smoke("fx"))
+    proc = _raw_gateway(project)
+
+    def ask(rid: Any, method: str, params: dict[str, Any] | None = None) -> Any:
+        message = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            message["params"] = params
+        proc.stdin.write(json.dumps(message).encode() + b"\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        return json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+
+    client = {"name": "t", "version": "1"}
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client}
+    assert "result" in ask(0, "initialize", init)
+    proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    first, again = ask("list-é", "tools/list"), ask(7, "tools/list")
+    proc.stdin.close()
+    assert proc.wait(20) == 0
+    proc.stdout.close()
+    assert first["id"] == "list-é" and again["id"] == 7
+    assert first["result"] == again["result"]
+    tools = {t["name"]: t for t in first["result"]["tools"]}
+    assert {"mcp_fx_echo", "find_skills", "read_result"} <= set(tools)
+    echo = tools["mcp_fx_echo"]["inputSchema"]
+    assert echo["properties"]["message"]["type"] == "string"
+    assert echo["required"] == ["message"]
+
+
+def _raw_gateway(project: Path) -> subprocess.Popen[bytes]:
+    """The gateway over stdio with no client library: JSON lines on its pipes."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lemon_skills", "mcp", "gateway", "--cwd", str(project)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=dict(os.environ),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    return proc

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp import types
+from pydantic_core import to_json
 
 from lemon_skills.mcp.catalog.build import ToolSpec
 from lemon_skills.mcp.catalog.views import View
@@ -46,14 +47,15 @@ class Listing:
     servers: Mapping[str, str] = field(default_factory=dict)
     #: The ``McpSource`` the listing came from (calls go back to it).
     source: Any = None
-    #: Each tool's wire form, made on first listing (see ``gateway/wire``).
-    wire: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Each tool's wire form and its JSON, made on first listing (see ``gateway/wire``).
+    wire: dict[str, tuple[dict[str, Any], bytes]] = field(default_factory=dict)
 
-    def wire_tool(self, name: str) -> dict[str, Any]:
-        """``name``'s definition as sent, dumped once per generation."""
+    def wire_tool(self, name: str) -> tuple[dict[str, Any], bytes]:
+        """``name``'s definition as sent and its JSON, made once per generation."""
         hit = self.wire.get(name)
         if hit is None:
-            hit = self.wire[name] = dump(self.tools[name])
+            form = dump(self.tools[name])
+            hit = self.wire[name] = (form, to_json(form))
         return hit
 
 

@@ -22,6 +22,7 @@ from mcp import types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from lemon_skills.gateway.wire import encode
 from lemon_skills.mcp.transport.stdio import Item, LineSplitter, parse_line
 
 _CHUNK = 1 << 16
@@ -58,8 +59,7 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     async def write() -> None:
         async with writer_receive:
             async for message in writer_receive:
-                data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                await _write_all(wire_out, (data + "\n").encode("utf-8"))
+                await _write_all(wire_out, encode(message.message) + b"\n")
 
     try:
         async with anyio.create_task_group() as tg:
