@@ -19,6 +19,7 @@ from mcp.shared.message import ServerMessageMetadata
 
 from lemon_skills.approvals import ApprovalContext, ApprovalStore
 from lemon_skills.errors import McpToolError
+from lemon_skills.gateway import rounds
 from lemon_skills.gateway.clients import Calling, Client, calling
 from lemon_skills.mcp.config.entries import ServerConfig
 from lemon_skills.mcp.sampling.handler import SamplingSummary
@@ -78,24 +79,20 @@ class Approver:
             return True
         if _can_elicit(who.ctx):
             return await self._elicit(who, request)
+        if rounds.can_ask(who.ctx):
+            answer = rounds.answered(who, request)
+            if answer is None:
+                rounds.ask(who, request, _form(_question(request), _ASK))
+            return _decided(who, request, answer)
         return await anyio.to_thread.run_sync(self._from_store, who.client, request)
 
     async def _elicit(self, who: Calling, request: Mapping[str, Any]) -> bool:
-        args = json.dumps(request.get("arguments") or {}, ensure_ascii=False)[:2000]
-        message = (
-            f"Run tool {request['tool']!r} of MCP server {request['server']!r} with "
-            f"arguments {args}?"
-        )
+        ask = types.ElicitRequest(params=_form(_question(request), _ASK))
         try:
-            answer = await _send(
-                who.ctx, types.ElicitRequest(params=_form(message, _ASK)), types.ElicitResult
-            )
+            answer = await _send(who.ctx, ask, types.ElicitResult)
         except Exception as exc:  # the host could not answer: nothing runs
             raise McpToolError(f"{request['name']} was not run: approval failed ({exc})") from None
-        decision = (answer.content or {}).get("decision") if answer.action == "accept" else None
-        if decision == "always":
-            who.client.always.add(str(request["name"]))
-        return decision in ("once", "always")
+        return _decided(who, request, answer)
 
     def _from_store(self, client: Client, request: Mapping[str, Any]) -> bool:
         name = str(request["name"])
@@ -155,6 +152,20 @@ class Forwarder:
         request = types.CreateMessageRequest(params=params)
         result: types.CreateMessageResult = await _send(who.ctx, request, types.CreateMessageResult)
         return result
+
+
+def _question(request: Mapping[str, Any]) -> str:
+    args = json.dumps(request.get("arguments") or {}, ensure_ascii=False)[:2000]
+    return (
+        f"Run tool {request['tool']!r} of MCP server {request['server']!r} with arguments {args}?"
+    )
+
+
+def _decided(who: Calling, request: Mapping[str, Any], answer: types.ElicitResult) -> bool:
+    decision = (answer.content or {}).get("decision") if answer.action == "accept" else None
+    if decision == "always":
+        who.client.always.add(str(request["name"]))
+    return decision in ("once", "always")
 
 
 async def _send(ctx: Any, request: Any, result_type: Any) -> Any:

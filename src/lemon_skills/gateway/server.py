@@ -15,10 +15,11 @@ from typing import Any
 import anyio
 from mcp import types
 from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from lemon_skills.approvals import ApprovalStore
-from lemon_skills.errors import LemonSkillsError
+from lemon_skills.errors import LemonSkillsError, McpInputRequired
 from lemon_skills.gateway import catalog, results
 from lemon_skills.gateway.clients import Calling, Client, Clients, calling
 from lemon_skills.gateway.items import Items, say
@@ -122,6 +123,9 @@ class Gateway:
                 srv.add_request_handler(method, entry.params_type, entry.handler)
         srv.extensions.update(self.skills.server.extensions)
         srv.middleware.append(ListingFastPath(self.visible, srv))
+        srv.middleware.append(
+            RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=srv.name)
+        )
         return srv
 
     def skill(self, method: str, client: Client) -> Any:
@@ -252,12 +256,14 @@ class Gateway:
         server: str,
         name: str,
         args: dict[str, Any],
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         who = Calling(client, ctx)
         token = calling.set(who)
         try:
             with self.inflight.call(server, who):
                 out = await source.acall_tool(name, args, on_progress=_progress(ctx))
+        except McpInputRequired as need:  # a 2026-07-28 host is asked; it retries with the answer
+            return need.result  # type: ignore[no-any-return]
         except LemonSkillsError as exc:
             return results.error_result(say(exc))
         finally:
@@ -269,7 +275,7 @@ class Gateway:
 
     async def _unknown(
         self, ctx: Any, client: Client, name: str, args: dict[str, Any], listings: list[Any]
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         for lst in listings:
             view = lst.source.catalogue() if lst.source is not None else None
             handles = view.handles if view is not None else []
