@@ -309,3 +309,34 @@ def test_a_2026_answer_runs_one_call_and_only_the_call_it_was_asked_about(
     assert isinstance(ran, types.CallToolResult) and text(ran) == "1"
     assert isinstance(replay, types.InputRequiredResult)  # an answer is spent by its call
     assert (state / "counted.runs").read_text() == "1"
+
+
+@pytest.mark.slow
+def test_upstream_elicitation_and_sampling_reach_a_2026_host_by_input_required_rounds(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    servers(
+        shifty("sh", tmp_path / "sh"),
+        rich("rich", sampling={"mode": "model", "max_tokens": 32}),
+    )
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async def sample(context: Any, params: Any) -> types.CreateMessageResult:
+        asked.append(f"sample:{params.max_tokens}")
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="4"), model="host"
+        )
+
+    async def main() -> list[str]:
+        kw = {"elicitation_callback": elicit, "sampling_callback": sample}
+        async with _modern(project, **kw) as client:
+            confirmed = await client.call_tool("mcp_sh_confirm", {})
+            sampled = await client.call_tool("mcp_rich_ask", {"question": "2+2?"})
+            return [text(confirmed), text(sampled)]
+
+    assert anyio.run(main) == ["accept:True", "model said: 4"]
+    assert asked == ["Really do it?", "sample:16"]

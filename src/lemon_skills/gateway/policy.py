@@ -21,6 +21,7 @@ from lemon_skills.approvals import ApprovalContext, ApprovalStore
 from lemon_skills.errors import McpToolError
 from lemon_skills.gateway import rounds
 from lemon_skills.gateway.clients import Calling, Client, calling
+from lemon_skills.gateway.held import HeldCalls
 from lemon_skills.mcp.config.entries import ServerConfig
 from lemon_skills.mcp.sampling.handler import SamplingSummary
 
@@ -127,14 +128,20 @@ class Forwarder:
     """Upstream elicitation and sampling requests, sent on to the host whose call caused
     them (the ``elicitation_factory`` and ``sampling_delegate`` of the gateway's source)."""
 
-    def __init__(self, inflight: Inflight) -> None:
+    def __init__(self, inflight: Inflight, held: HeldCalls | None = None) -> None:
         self.inflight = inflight
+        self.held = held or HeldCalls()
 
     def elicitation(self, cfg: ServerConfig) -> Any:
         server = cfg.name
 
         async def forward(context: Any, params: types.ElicitRequestParams) -> Any:
             who = self.inflight.sole(server)
+            held = self.held.of(who)
+            caps = _caps(who.ctx) if who is not None else None
+            if held is not None and caps is not None and caps.elicitation is not None:
+                ask = types.ElicitRequest(params=params)
+                return await self.held.ask(held, ask, types.ElicitResult)
             if who is None or not _can_elicit(who.ctx):
                 return types.ElicitResult(action="decline")
             return await _send(who.ctx, types.ElicitRequest(params=params), types.ElicitResult)
@@ -146,6 +153,13 @@ class Forwarder:
     ) -> types.CreateMessageResult:
         who = self.inflight.sole(summary.server)
         caps = _caps(who.ctx) if who is not None else None
+        held = self.held.of(who)
+        if held is not None and caps is not None and caps.sampling is not None:
+            ask = types.CreateMessageRequest(params=params)
+            answer: types.CreateMessageResult = await self.held.ask(
+                held, ask, types.CreateMessageResult
+            )
+            return answer
         pushable = who is not None and getattr(who.ctx.session, "can_send_request", True)
         if who is None or caps is None or caps.sampling is None or not pushable:
             raise McpToolError("no host to ask: the calling host cannot sample", server=None)

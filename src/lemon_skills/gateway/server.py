@@ -20,8 +20,9 @@ from mcp.shared.exceptions import MCPError
 
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.errors import LemonSkillsError, McpInputRequired
-from lemon_skills.gateway import catalog, results
+from lemon_skills.gateway import catalog, held, results
 from lemon_skills.gateway.clients import Calling, Client, Clients, calling
+from lemon_skills.gateway.held import HeldCalls
 from lemon_skills.gateway.items import Items, say
 from lemon_skills.gateway.policy import Approver, Forwarder, Inflight
 from lemon_skills.gateway.upstreams import Upstreams
@@ -60,7 +61,8 @@ class Gateway:
         self.options = options
         self.clients = clients or Clients(agent=options.agent)
         self.inflight = Inflight()
-        forward = Forwarder(self.inflight)
+        self.held = HeldCalls()
+        forward = Forwarder(self.inflight, self.held)
         approver = Approver(options.approvals)
 
         def make(servers: list[Any] | None, include_config: bool) -> McpSource:
@@ -259,9 +261,19 @@ class Gateway:
     ) -> types.CallToolResult | types.InputRequiredResult:
         who = Calling(client, ctx)
         token = calling.set(who)
-        try:
+
+        async def run() -> Any:
             with self.inflight.call(server, who):
-                out = await source.acall_tool(name, args, on_progress=_progress(ctx))
+                return await source.acall_tool(name, args, on_progress=_progress(ctx))
+
+        try:
+            if self._tg is not None and held.holds(ctx):  # upstream requests need rounds
+                out = await self.held.resume(who)
+                out = await self.held.run(self._tg, who, run) if out is None else out
+                if isinstance(out, types.InputRequiredResult):
+                    return out
+            else:
+                out = await run()
         except McpInputRequired as need:  # a 2026-07-28 host is asked; it retries with the answer
             return need.result  # type: ignore[no-any-return]
         except LemonSkillsError as exc:
