@@ -230,13 +230,13 @@ def test_a_call_the_host_cancels_is_cancelled_upstream(
     assert (state / "cancelled").read_text() == "yes"
 
 
-def _modern(cwd: Path, **kw: Any) -> Any:
+def _modern(cwd: Path, *extra: str, **kw: Any) -> Any:
     """The SDK's own client in its default (2026-07-28) mode on a gateway process."""
     import os
 
     from mcp import Client, StdioServerParameters
 
-    args = ["-m", "lemon_skills", "mcp", "gateway", "--cwd", str(cwd), "--tools", "all"]
+    args = ["-m", "lemon_skills", "mcp", "gateway", "--cwd", str(cwd), "--tools", "all", *extra]
     params = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
     return Client(params, **kw)
 
@@ -340,3 +340,36 @@ def test_upstream_elicitation_and_sampling_reach_a_2026_host_by_input_required_r
 
     assert anyio.run(main) == ["accept:True", "model said: 4"]
     assert asked == ["Really do it?", "sample:16"]
+
+
+@pytest.mark.slow
+def test_a_held_call_whose_2026_host_never_answers_is_cancelled(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    servers(shifty("sh", tmp_path / "sh"))
+
+    async def never(context: Any, params: Any) -> types.ElicitResult:
+        raise AssertionError("the raw rounds below answer by hand")
+
+    async def main() -> list[Any]:
+        async with _modern(project, "--answer-timeout", "0.5", elicitation_callback=never) as c:
+            s = c.session
+            asked = await s.call_tool("mcp_sh_confirm", {}, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult) and asked.input_requests
+            await anyio.sleep(1.5)
+            key = next(iter(asked.input_requests))
+            yes = {key: types.ElicitResult(action="accept", content={"ok": True})}
+            late = await s.call_tool(
+                "mcp_sh_confirm",
+                {},
+                input_responses=yes,
+                request_state=asked.request_state,
+                allow_input_required=True,
+            )
+            again = await c.call_tool("mcp_sh_counted", {"n": 1})  # the gateway goes on
+            return [late, again]
+
+    late, again = anyio.run(main)
+    assert isinstance(late, types.CallToolResult) and late.is_error
+    assert "not answered in time" in text(late)
+    assert text(again) == "1"

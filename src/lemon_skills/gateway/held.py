@@ -10,6 +10,7 @@ whose host does not answer within ``timeout`` seconds is cancelled upstream.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
@@ -22,6 +23,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp import types
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from lemon_skills.errors import McpToolError
 from lemon_skills.gateway.clients import Calling
 
 #: The key of the upstream's request in the input-required result and the host's answers.
@@ -72,17 +74,17 @@ class HeldCalls:
         self._by_calling[id(who)] = held
 
         async def drive() -> None:
-            outcome: Any
+            outcome: tuple[str, Any] = ("failed", _expired())
             with held.scope:
                 try:
                     outcome = ("done", await call())
                 except Exception as exc:  # re-raised in the request waiting for it
                     outcome = ("failed", exc)
             self._by_calling.pop(id(who), None)
-            if held.scope.cancelled_caught:
-                self._by_id.pop(held.id, None)
-                return
-            await held.events[0].send(outcome)
+            if held.scope.cancel_called:  # timed out or given up
+                outcome = ("failed", _expired())
+            with contextlib.suppress(anyio.WouldBlock):  # nobody waits: dropped
+                held.events[0].send_nowait(outcome)
 
         tg.start_soon(drive)
         return await self._next(held)
@@ -100,8 +102,13 @@ class HeldCalls:
             return None
         held = self._by_id.get(str(claims["held"]))
         if held is None or held.client != who.client.key:
-            return None
+            raise _expired()
         answer = responses.get(UPSTREAM) if isinstance(responses, Mapping) else None
+        if answer is None:  # the call stays held for a retry that answers
+            raise McpToolError(
+                f"the retry carried no answer to the server's question (inputResponses.{UPSTREAM})",
+                hint="retry with the answer and the same requestState",
+            )
         await held.answers[0].send(answer)
         return await self._next(held)
 
@@ -116,6 +123,7 @@ class HeldCalls:
         with anyio.move_on_after(self.timeout):
             answer = await held.answers[1].receive()
         if answer is None:
+            self._by_id.pop(held.id, None)
             held.scope.cancel()
             raise TimeoutError("the host did not answer the server's request")
         return result_type.model_validate(answer)
@@ -134,3 +142,11 @@ class HeldCalls:
         if kind == "failed":
             raise value
         return value
+
+
+def _expired() -> McpToolError:
+    return McpToolError(
+        "the call was not completed: the server's question was not answered in time "
+        "(or the gateway restarted), so the call was cancelled",
+        hint="call the tool again",
+    )

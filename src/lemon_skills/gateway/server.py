@@ -22,7 +22,7 @@ from lemon_skills.approvals import ApprovalStore
 from lemon_skills.errors import LemonSkillsError, McpInputRequired
 from lemon_skills.gateway import catalog, held, results
 from lemon_skills.gateway.clients import Calling, Client, Clients, calling
-from lemon_skills.gateway.held import HeldCalls
+from lemon_skills.gateway.held import DEFAULT_TIMEOUT_S, HeldCalls
 from lemon_skills.gateway.items import Items, say
 from lemon_skills.gateway.policy import Approver, Forwarder, Inflight
 from lemon_skills.gateway.upstreams import Upstreams
@@ -51,6 +51,8 @@ class GatewayOptions:
     budget: int = catalog.DEFAULT_BUDGET
     approvals: ApprovalStore | None = None
     servers: list[object] | None = field(default=None)
+    #: How long a 2026-07-28 host has to answer an upstream's request (then it is cancelled).
+    answer_timeout_s: float = DEFAULT_TIMEOUT_S
 
 
 class Gateway:
@@ -61,7 +63,7 @@ class Gateway:
         self.options = options
         self.clients = clients or Clients(agent=options.agent)
         self.inflight = Inflight()
-        self.held = HeldCalls()
+        self.held = HeldCalls(options.answer_timeout_s)
         forward = Forwarder(self.inflight, self.held)
         approver = Approver(options.approvals)
 

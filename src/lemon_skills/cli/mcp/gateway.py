@@ -60,6 +60,15 @@ HOSTS = ("claude", "cursor", "vscode", "codex")
     metavar="ORIGIN",
     help="Also accept requests from pages of this origin (repeatable).",
 )
+@click.option(
+    "--answer-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=300.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a 2026-07-28 host has to answer a server's question (elicitation or "
+    "sampling) before the call is cancelled upstream.",
+)
 @json_option
 def gateway_cmd(
     tools: str,
@@ -68,6 +77,7 @@ def gateway_cmd(
     http: str | None = None,
     token_file: Path | None = None,
     origins: tuple[str, ...] = (),
+    answer_timeout: float = 300.0,
     cwd: Path | None = None,
     as_json: bool = False,
 ) -> None:
@@ -94,6 +104,7 @@ def gateway_cmd(
     from lemon_skills.gateway.server import GatewayOptions
 
     options = GatewayOptions(cwd=where, agent=agent, tools=tools)  # type: ignore[arg-type]
+    options.answer_timeout_s = answer_timeout
     if http is None:
         if token_file is not None or origins:
             raise click.UsageError("--token-file and --allow-origin need --http HOST:PORT")
