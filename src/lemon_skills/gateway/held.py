@@ -41,6 +41,8 @@ class Held:
 
     id: str
     client: str
+    #: Which question of the call is open (an answer to an earlier one never applies to it).
+    round: int = 0
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     events: tuple[MemoryObjectSendStream[Any], MemoryObjectReceiveStream[Any]] = field(
         default_factory=lambda: _pair(1)
@@ -70,7 +72,6 @@ class HeldCalls:
         """Start ``call`` held for ``who``; its result, or the input-required result of the
         first upstream request it makes."""
         held = Held(secrets.token_urlsafe(24), who.client.key)
-        self._by_id[held.id] = held
         self._by_calling[id(who)] = held
 
         async def drive() -> None:
@@ -101,10 +102,12 @@ class HeldCalls:
         if not isinstance(claims, dict) or "held" not in claims:
             return None
         held = self._by_id.get(str(claims["held"]))
-        if held is None or held.client != who.client.key:
+        if held is None or held.client != who.client.key or claims.get("round") != held.round:
             raise _expired()
         answer = responses.get(UPSTREAM) if isinstance(responses, Mapping) else None
-        if answer is None:  # the call stays held for a retry that answers
+        if answer is not None:  # one answer per question: a replayed state finds nothing
+            del self._by_id[held.id]
+        else:  # the call stays held for a retry that answers
             raise McpToolError(
                 f"the retry carried no answer to the server's question (inputResponses.{UPSTREAM})",
                 hint="retry with the answer and the same requestState",
@@ -133,12 +136,12 @@ class HeldCalls:
             kind, value = await held.events[1].receive()
         except anyio.get_cancelled_exc_class():
             held.scope.cancel()  # the host gave up on its call
-            self._by_id.pop(held.id, None)
             raise
         if kind == "ask":
-            state = json.dumps({"held": held.id}, separators=(",", ":"))
+            held.round += 1
+            self._by_id[held.id] = held
+            state = json.dumps({"held": held.id, "round": held.round}, separators=(",", ":"))
             return types.InputRequiredResult(input_requests={UPSTREAM: value}, request_state=state)
-        self._by_id.pop(held.id, None)
         if kind == "failed":
             raise value
         return value
@@ -146,7 +149,7 @@ class HeldCalls:
 
 def _expired() -> McpToolError:
     return McpToolError(
-        "the call was not completed: the server's question was not answered in time "
-        "(or the gateway restarted), so the call was cancelled",
+        "no call waits for this answer: its server's question was answered already, or "
+        "was not answered in time (the call was then cancelled), or the gateway restarted",
         hint="call the tool again",
     )
