@@ -241,6 +241,11 @@ def _modern(cwd: Path, *extra: str, **kw: Any) -> Any:
     return Client(params, **kw)
 
 
+async def _by_hand(context: Any, params: Any) -> types.ElicitResult:
+    """A host that declares elicitation; the test answers its rounds itself."""
+    raise AssertionError("the raw rounds are answered by hand")
+
+
 @pytest.mark.slow
 def test_a_2026_host_with_elicitation_is_asked_by_input_required_rounds(
     project: Path, servers: Any, tmp_path: Path
@@ -276,11 +281,8 @@ def test_a_2026_answer_runs_one_call_and_only_the_call_it_was_asked_about(
     state = tmp_path / "shifty"
     servers(shifty("sh", state, approve="always"))
 
-    async def never(context: Any, params: Any) -> types.ElicitResult:
-        raise AssertionError("the raw rounds below answer by hand")
-
     async def main() -> list[Any]:
-        async with _modern(project, elicitation_callback=never) as client:
+        async with _modern(project, elicitation_callback=_by_hand) as client:
 
             async def call(n: int, **kw: Any) -> Any:
                 try:
@@ -348,11 +350,8 @@ def test_a_held_call_takes_one_answer_and_is_cancelled_when_none_comes(
 ) -> None:
     servers(shifty("sh", tmp_path / "sh"))
 
-    async def never(context: Any, params: Any) -> types.ElicitResult:
-        raise AssertionError("the raw rounds below answer by hand")
-
     async def main() -> list[Any]:
-        async with _modern(project, "--answer-timeout", "1", elicitation_callback=never) as c:
+        async with _modern(project, "--answer-timeout", "1", elicitation_callback=_by_hand) as c:
 
             async def confirm(asked: Any = None) -> Any:
                 if asked is None:

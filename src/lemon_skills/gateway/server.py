@@ -367,7 +367,9 @@ def _stale(source: McpSource) -> bool:
 
 def _progress(ctx: Any) -> Any:
     async def report(progress: float, total: float | None, message: str | None) -> None:
-        await ctx.session.report_progress(progress, total, message)
+        # A held call outlives the request that started it: its late progress just goes unheard.
+        with contextlib.suppress(Exception):
+            await ctx.session.report_progress(progress, total, message)
 
     return report
 
