@@ -210,6 +210,15 @@ class McpToolError(McpError):
     """A tool, resource or prompt request failed or named something unknown."""
 
 
+class McpInputRequired(McpError):
+    """A call cannot go on until its 2026-07-28 host answers: ``result`` is the input-required
+    result to send in its place (the host retries the call with the answer)."""
+
+    def __init__(self, result: Any):
+        super().__init__("the call needs the host's answer before it runs")
+        self.result = result
+
+
 class UsageError(RuntimeError):
     """The API was used incorrectly (a programming error, not a domain failure)."""
 

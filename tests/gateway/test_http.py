@@ -177,3 +177,44 @@ def test_a_server_with_share_false_gets_one_process_per_client(
         seen = anyio.run(pids, url)
     assert len(seen["common"]) == 1  # one connection for every client
     assert len(seen["own"]) == 2  # one per client, each kept across its calls
+
+
+@pytest.mark.slow
+def test_a_2026_clients_held_call_takes_answers_from_that_client_only(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    from mcp import Client
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+    servers(shifty("sh", tmp_path / "sh"))
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice\nbob\n")
+
+    async def by_hand(context: Any, params: Any) -> types.ElicitResult:
+        raise AssertionError("the raw rounds are answered by hand")
+
+    @asynccontextmanager
+    async def modern(url: str, token: str) -> AsyncIterator[Any]:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+            transport = streamable_http_client(url, http_client=http)
+            async with Client(transport, elicitation_callback=by_hand) as c:
+                assert c.protocol_version in MODERN_PROTOCOL_VERSIONS
+                yield c
+
+    async def main(url: str) -> list[Any]:
+        async with modern(url, "alice") as a, modern(url, "bob") as b:
+            asked = await a.session.call_tool("mcp_sh_confirm", {}, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult)
+            yes = {"upstream": types.ElicitResult(action="accept", content={"ok": True})}
+            kw: dict[str, Any] = {"input_responses": yes, "request_state": asked.request_state}
+            kw["allow_input_required"] = True
+            foreign = await b.session.call_tool("mcp_sh_confirm", {}, **kw)
+            mine = await a.session.call_tool("mcp_sh_confirm", {}, **kw)
+            return [foreign, mine]
+
+    args = ("--http", "127.0.0.1:0", "--token-file", str(tokens), "--tools", "all")
+    with http_gateway(project, *args) as (_, url):
+        foreign, mine = anyio.run(main, url)
+    assert foreign.is_error and "no call waits" in text(foreign)
+    assert text(mine) == "accept:True"

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import types
+from mcp.shared.exceptions import MCPError
 
 from lemon_skills.approvals import ApprovalStore
 from tests.gateway.conftest import gateway, shifty, text
@@ -227,3 +228,156 @@ def test_a_call_the_host_cancels_is_cancelled_upstream(
 
     assert anyio.run(main) == "2"  # the gateway and the server go on serving
     assert (state / "cancelled").read_text() == "yes"
+
+
+def _modern(cwd: Path, *extra: str, **kw: Any) -> Any:
+    """The SDK's own client in its default (2026-07-28) mode on a gateway process."""
+    import os
+
+    from mcp import Client, StdioServerParameters
+
+    args = ["-m", "lemon_skills", "mcp", "gateway", "--cwd", str(cwd), "--tools", "all", *extra]
+    params = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
+    return Client(params, **kw)
+
+
+async def _by_hand(context: Any, params: Any) -> types.ElicitResult:
+    """A host that declares elicitation; the test answers its rounds itself."""
+    raise AssertionError("the raw rounds are answered by hand")
+
+
+@pytest.mark.slow
+def test_a_2026_host_with_elicitation_is_asked_by_input_required_rounds(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+    state = tmp_path / "shifty"
+    servers(shifty("sh", state, approve="always"))
+    answers = ["deny", "once", "always"]
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"decision": answers.pop(0)})
+
+    async def main() -> list[Any]:
+        async with _modern(project, elicitation_callback=elicit) as client:
+            assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            return [await client.call_tool("mcp_sh_counted", {"n": 1}) for _ in range(4)]
+
+    denied, once, always, after = anyio.run(main)
+    assert denied.is_error and "was not run" in text(denied)
+    assert [text(r) for r in (once, always, after)] == ["1", "2", "3"]
+    assert len(asked) == 3 and "counted" in asked[0]
+    assert (state / "counted.runs").read_text() == "3"  # the denied call never ran
+    assert ApprovalStore().list(status=None) == []
+
+
+@pytest.mark.slow
+def test_a_2026_answer_runs_one_call_and_only_the_call_it_was_asked_about(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    state = tmp_path / "shifty"
+    servers(shifty("sh", state, approve="always"))
+
+    async def main() -> list[Any]:
+        async with _modern(project, elicitation_callback=_by_hand) as client:
+
+            async def call(n: int, **kw: Any) -> Any:
+                try:
+                    return await client.session.call_tool(
+                        "mcp_sh_counted", {"n": n}, allow_input_required=True, **kw
+                    )
+                except MCPError as exc:
+                    return exc.error.message
+
+            first = await call(1)
+            assert isinstance(first, types.InputRequiredResult) and first.input_requests
+            key = next(iter(first.input_requests))
+            yes = {key: types.ElicitResult(action="accept", content={"decision": "once"})}
+            kw: dict[str, Any] = {"input_responses": yes, "request_state": first.request_state}
+            forged = dict(kw, request_state='{"call":"x","nonce":"y"}')
+            return [
+                await call(2, **kw),
+                await call(1, **forged),
+                await call(1, **kw),
+                await call(1, **kw),
+            ]
+
+    other, forged, ran, replay = anyio.run(main)
+    assert "requestState" in other  # the answer to one call does not run another
+    assert "requestState" in forged  # a state the gateway did not seal is refused
+    assert isinstance(ran, types.CallToolResult) and text(ran) == "1"
+    assert isinstance(replay, types.InputRequiredResult)  # an answer is spent by its call
+    assert (state / "counted.runs").read_text() == "1"
+
+
+@pytest.mark.slow
+def test_upstream_elicitation_and_sampling_reach_a_2026_host_by_input_required_rounds(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    servers(
+        shifty("sh", tmp_path / "sh"),
+        rich("rich", sampling={"mode": "model", "max_tokens": 32}),
+    )
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async def sample(context: Any, params: Any) -> types.CreateMessageResult:
+        asked.append(f"sample:{params.max_tokens}")
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="4"), model="host"
+        )
+
+    async def main() -> list[str]:
+        kw = {"elicitation_callback": elicit, "sampling_callback": sample}
+        async with _modern(project, **kw) as client:
+            confirmed = await client.call_tool("mcp_sh_confirm", {})
+            sampled = await client.call_tool("mcp_rich_ask", {"question": "2+2?"})
+            return [text(confirmed), text(sampled)]
+
+    assert anyio.run(main) == ["accept:True", "model said: 4"]
+    assert asked == ["Really do it?", "sample:16"]
+
+
+@pytest.mark.slow
+def test_a_held_call_takes_one_answer_and_is_cancelled_when_none_comes(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    servers(shifty("sh", tmp_path / "sh"))
+
+    async def main() -> list[Any]:
+        async with _modern(project, "--answer-timeout", "1", elicitation_callback=_by_hand) as c:
+
+            async def confirm(asked: Any = None) -> Any:
+                if asked is None:
+                    return await c.session.call_tool(
+                        "mcp_sh_confirm", {}, allow_input_required=True
+                    )
+                yes = {"upstream": types.ElicitResult(action="accept", content={"ok": True})}
+                return await c.session.call_tool(
+                    "mcp_sh_confirm",
+                    {},
+                    input_responses=yes,
+                    request_state=asked.request_state,
+                    allow_input_required=True,
+                )
+
+            asked = await confirm()
+            assert isinstance(asked, types.InputRequiredResult)
+            answered, replayed = await confirm(asked), await confirm(asked)
+            unanswered = await confirm()
+            await anyio.sleep(2.5)
+            late = await confirm(unanswered)
+            again = await c.call_tool("mcp_sh_counted", {"n": 1})  # the gateway goes on
+            return [answered, replayed, late, again]
+
+    answered, replayed, late, again = anyio.run(main)
+    assert text(answered) == "accept:True"
+    assert replayed.is_error and "no call waits" in text(replayed)
+    assert late.is_error and "not answered in time" in text(late)
+    assert text(again) == "1"

@@ -18,8 +18,10 @@ from mcp import types
 from mcp.shared.message import ServerMessageMetadata
 
 from lemon_skills.approvals import ApprovalContext, ApprovalStore
-from lemon_skills.errors import McpToolError
+from lemon_skills.errors import LemonSkillsError, McpToolError
+from lemon_skills.gateway import rounds
 from lemon_skills.gateway.clients import Calling, Client, calling
+from lemon_skills.gateway.held import HeldCalls
 from lemon_skills.mcp.config.entries import ServerConfig
 from lemon_skills.mcp.sampling.handler import SamplingSummary
 
@@ -78,24 +80,38 @@ class Approver:
             return True
         if _can_elicit(who.ctx):
             return await self._elicit(who, request)
+        if rounds.can_ask(who.ctx):
+            got = rounds.answered(who, request)
+            if got is not None and await anyio.to_thread.run_sync(self._spend_round, got[0]):
+                return _decided(who, request, got[1])
+            ticket = await anyio.to_thread.run_sync(self._round_ticket, who.client, request)
+            rounds.ask(who, request, _form(_question(request), _ASK), ticket)
         return await anyio.to_thread.run_sync(self._from_store, who.client, request)
 
     async def _elicit(self, who: Calling, request: Mapping[str, Any]) -> bool:
-        args = json.dumps(request.get("arguments") or {}, ensure_ascii=False)[:2000]
-        message = (
-            f"Run tool {request['tool']!r} of MCP server {request['server']!r} with "
-            f"arguments {args}?"
-        )
+        ask = types.ElicitRequest(params=_form(_question(request), _ASK))
         try:
-            answer = await _send(
-                who.ctx, types.ElicitRequest(params=_form(message, _ASK)), types.ElicitResult
-            )
+            answer = await _send(who.ctx, ask, types.ElicitResult)
         except Exception as exc:  # the host could not answer: nothing runs
             raise McpToolError(f"{request['name']} was not run: approval failed ({exc})") from None
-        decision = (answer.content or {}).get("decision") if answer.action == "accept" else None
-        if decision == "always":
-            who.client.always.add(str(request["name"]))
-        return decision in ("once", "always")
+        return _decided(who, request, answer)
+
+    def _round_ticket(self, client: Client, request: Mapping[str, Any]) -> str:
+        """An approved ticket the host's in-band answer spends (once, on any replica)."""
+        ticket = self.store.create(
+            rounds.ROUND_TOOL,
+            {"name": request.get("name"), "client": client.key},
+            rationale="a 2026-07-28 host is asked in-band; its answer spends this ticket",
+            context=ApprovalContext(session_key=client.key, agent_id=client.agent),
+        )
+        self.store.approve(ticket.id, by="gateway")
+        return ticket.id
+
+    def _spend_round(self, ticket: str) -> bool:
+        try:
+            return self.store.spend(ticket)
+        except LemonSkillsError:  # unknown or expired: the host is asked again
+            return False
 
     def _from_store(self, client: Client, request: Mapping[str, Any]) -> bool:
         name = str(request["name"])
@@ -129,14 +145,20 @@ class Forwarder:
     """Upstream elicitation and sampling requests, sent on to the host whose call caused
     them (the ``elicitation_factory`` and ``sampling_delegate`` of the gateway's source)."""
 
-    def __init__(self, inflight: Inflight) -> None:
+    def __init__(self, inflight: Inflight, held: HeldCalls | None = None) -> None:
         self.inflight = inflight
+        self.held = held or HeldCalls()
 
     def elicitation(self, cfg: ServerConfig) -> Any:
         server = cfg.name
 
         async def forward(context: Any, params: types.ElicitRequestParams) -> Any:
             who = self.inflight.sole(server)
+            held = self.held.of(who)
+            caps = _caps(who.ctx) if who is not None else None
+            if held is not None and caps is not None and caps.elicitation is not None:
+                ask = types.ElicitRequest(params=params)
+                return await self.held.ask(held, ask, types.ElicitResult)
             if who is None or not _can_elicit(who.ctx):
                 return types.ElicitResult(action="decline")
             return await _send(who.ctx, types.ElicitRequest(params=params), types.ElicitResult)
@@ -148,12 +170,33 @@ class Forwarder:
     ) -> types.CreateMessageResult:
         who = self.inflight.sole(summary.server)
         caps = _caps(who.ctx) if who is not None else None
+        held = self.held.of(who)
+        if held is not None and caps is not None and caps.sampling is not None:
+            ask = types.CreateMessageRequest(params=params)
+            answer: types.CreateMessageResult = await self.held.ask(
+                held, ask, types.CreateMessageResult
+            )
+            return answer
         pushable = who is not None and getattr(who.ctx.session, "can_send_request", True)
         if who is None or caps is None or caps.sampling is None or not pushable:
             raise McpToolError("no host to ask: the calling host cannot sample", server=None)
         request = types.CreateMessageRequest(params=params)
         result: types.CreateMessageResult = await _send(who.ctx, request, types.CreateMessageResult)
         return result
+
+
+def _question(request: Mapping[str, Any]) -> str:
+    args = json.dumps(request.get("arguments") or {}, ensure_ascii=False)[:2000]
+    return (
+        f"Run tool {request['tool']!r} of MCP server {request['server']!r} with arguments {args}?"
+    )
+
+
+def _decided(who: Calling, request: Mapping[str, Any], answer: types.ElicitResult) -> bool:
+    decision = (answer.content or {}).get("decision") if answer.action == "accept" else None
+    if decision == "always":
+        who.client.always.add(str(request["name"]))
+    return decision in ("once", "always")
 
 
 async def _send(ctx: Any, request: Any, result_type: Any) -> Any:

@@ -15,12 +15,14 @@ from typing import Any
 import anyio
 from mcp import types
 from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from lemon_skills.approvals import ApprovalStore
-from lemon_skills.errors import LemonSkillsError
-from lemon_skills.gateway import catalog, results
+from lemon_skills.errors import LemonSkillsError, McpInputRequired
+from lemon_skills.gateway import catalog, held, results
 from lemon_skills.gateway.clients import Calling, Client, Clients, calling
+from lemon_skills.gateway.held import DEFAULT_TIMEOUT_S, HeldCalls
 from lemon_skills.gateway.items import Items, say
 from lemon_skills.gateway.policy import Approver, Forwarder, Inflight
 from lemon_skills.gateway.replicas import Secret, relay_pin_changes
@@ -52,6 +54,8 @@ class GatewayOptions:
     servers: list[object] | None = field(default=None)
     #: Shared by every replica of one deployment (``lemon_skills.gateway.replicas``).
     secret: Secret | None = None
+    #: How long a 2026-07-28 host has to answer an upstream's request (then it is cancelled).
+    answer_timeout_s: float = DEFAULT_TIMEOUT_S
 
 
 class Gateway:
@@ -62,7 +66,8 @@ class Gateway:
         self.options = options
         self.clients = clients or Clients(agent=options.agent)
         self.inflight = Inflight()
-        forward = Forwarder(self.inflight)
+        self.held = HeldCalls(options.answer_timeout_s)
+        forward = Forwarder(self.inflight, self.held)
         approver = Approver(options.approvals)
 
         def make(servers: list[Any] | None, include_config: bool) -> McpSource:
@@ -126,8 +131,14 @@ class Gateway:
                 srv.add_request_handler(method, entry.params_type, entry.handler)
         srv.extensions.update(self.skills.server.extensions)
         srv.middleware.append(ListingFastPath(self.visible, srv))
+        # 2026-07-28 requestState is sealed under the deployment's secret when replicas share
+        # one (any replica opens it), else under a key of this process.
         if self.options.secret is not None:
             srv.middleware.append(self.options.secret.boundary())
+        else:
+            srv.middleware.append(
+                RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=srv.name)
+            )
         return srv
 
     def skill(self, method: str, client: Client) -> Any:
@@ -258,12 +269,24 @@ class Gateway:
         server: str,
         name: str,
         args: dict[str, Any],
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         who = Calling(client, ctx)
         token = calling.set(who)
-        try:
+
+        async def run() -> Any:
             with self.inflight.call(server, who):
-                out = await source.acall_tool(name, args, on_progress=_progress(ctx))
+                return await source.acall_tool(name, args, on_progress=_progress(ctx))
+
+        try:
+            if self._tg is not None and held.holds(ctx):  # upstream requests need rounds
+                out = await self.held.resume(who)
+                out = await self.held.run(self._tg, who, run) if out is None else out
+                if isinstance(out, types.InputRequiredResult):
+                    return out
+            else:
+                out = await run()
+        except McpInputRequired as need:  # a 2026-07-28 host is asked; it retries with the answer
+            return need.result  # type: ignore[no-any-return]
         except LemonSkillsError as exc:
             return results.error_result(say(exc))
         finally:
@@ -275,7 +298,7 @@ class Gateway:
 
     async def _unknown(
         self, ctx: Any, client: Client, name: str, args: dict[str, Any], listings: list[Any]
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         for lst in listings:
             view = lst.source.catalogue() if lst.source is not None else None
             handles = view.handles if view is not None else []
@@ -353,7 +376,9 @@ def _stale(source: McpSource) -> bool:
 
 def _progress(ctx: Any) -> Any:
     async def report(progress: float, total: float | None, message: str | None) -> None:
-        await ctx.session.report_progress(progress, total, message)
+        # A held call outlives the request that started it: its late progress just goes unheard.
+        with contextlib.suppress(Exception):
+            await ctx.session.report_progress(progress, total, message)
 
     return report
 

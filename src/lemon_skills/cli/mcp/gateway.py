@@ -69,6 +69,15 @@ HOSTS = ("claude", "cursor", "vscode", "codex")
     "LEMON_GATEWAY_SECRET): it seals 2026-07-28 requestState so any replica opens it. "
     "See docs/team.md.",
 )
+@click.option(
+    "--answer-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=300.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a 2026-07-28 host has to answer a server's question (elicitation or "
+    "sampling) before the call is cancelled upstream.",
+)
 @json_option
 def gateway_cmd(
     tools: str,
@@ -78,6 +87,7 @@ def gateway_cmd(
     token_file: Path | None = None,
     origins: tuple[str, ...] = (),
     secret_file: Path | None = None,
+    answer_timeout: float = 300.0,
     cwd: Path | None = None,
     as_json: bool = False,
 ) -> None:
@@ -114,6 +124,7 @@ def gateway_cmd(
         tools=tools,  # type: ignore[arg-type]
         secret=read_secret(secret_file) if http is not None else None,
     )
+    options.answer_timeout_s = answer_timeout
     if http is None:
         anyio.run(serve_stdio, options)
         return
