@@ -271,7 +271,12 @@ def test_a_2026_host_with_elicitation_is_asked_by_input_required_rounds(
     assert [text(r) for r in (once, always, after)] == ["1", "2", "3"]
     assert len(asked) == 3 and "counted" in asked[0]
     assert (state / "counted.runs").read_text() == "3"  # the denied call never ran
-    assert ApprovalStore().list(status=None) == []
+    # The host was asked in-band: nothing waits in the store, and each of its three answers
+    # spent its own ticket (so a replayed answer runs nothing, on any replica).
+    assert ApprovalStore().list(status="pending") == []
+    assert ApprovalStore().list(status=None, tool="mcp_sh_counted") == []
+    tickets = ApprovalStore().list(status=None, tool="gateway-round")
+    assert [t.status for t in tickets] == ["used", "used", "used"]
 
 
 @pytest.mark.slow
