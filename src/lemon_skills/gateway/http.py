@@ -5,14 +5,9 @@ without tokens). Each client is its session (its token when it keeps none, as a
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import sys
 from typing import Any
-
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from starlette.responses import PlainTextResponse
-from starlette.types import Receive, Scope, Send
 
 from lemon_skills.gateway.clients import Clients
 from lemon_skills.gateway.server import Gateway, GatewayOptions
@@ -22,10 +17,9 @@ from lemon_skills.tools.serve.guard import (
     check_exposure,
     guard,
     run_http,
-    transport_security,
 )
 from lemon_skills.tools.serve.server import serving_process
-from lemon_skills.tools.serve.web import PATH
+from lemon_skills.tools.serve.web import GrantRouter, session_manager
 
 
 def http_key(ctx: Any) -> tuple[str, str | None]:
@@ -41,48 +35,12 @@ def http_key(ctx: Any) -> tuple[str, str | None]:
     return (f"{who}/session:{session}" if session else who), agent
 
 
-class GatewayApp:
-    """ASGI: ``/mcp`` routed to the session manager of the client's grant, so a session id
-    is useless with another token (as ``lemon mcp serve --http`` does); one gateway, and so
-    one set of upstream connections, behind all of them."""
-
-    def __init__(self, gateway: Gateway, exposure: Exposure) -> None:
-        security = transport_security(exposure)
-        self.managers = {
-            grant: StreamableHTTPSessionManager(
-                app=gateway.server,
-                security_settings=security,
-                max_request_body_size=exposure.max_body_bytes,
-            )
-            for grant in exposure.grants or (None,)
-        }
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-            return
-        if scope.get("path", "").rstrip("/") != PATH:
-            await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)
-            return
-        manager = self.managers.get(scope.get("state", {}).get(GRANT_KEY))
-        if manager is None:  # not behind the guard, or a grant it does not know
-            await PlainTextResponse("Unauthorized", status_code=401)(scope, receive, send)
-            return
-        await manager.handle_request(scope, receive, send)
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        async with contextlib.AsyncExitStack() as stack:
-            for manager in self.managers.values():
-                await stack.enter_async_context(manager.run())
-            await receive()  # lifespan.startup
-            await send({"type": "lifespan.startup.complete"})
-            await receive()  # lifespan.shutdown
-        await send({"type": "lifespan.shutdown.complete"})
-
-
 def app(gateway: Gateway, exposure: Exposure) -> Any:
-    """The guarded ASGI app of ``gateway``."""
-    return guard(GatewayApp(gateway, exposure), exposure)
+    """The guarded ASGI app of ``gateway``: one session manager per token (a session id is
+    useless with another token, as with ``lemon mcp serve --http``), one gateway, and so one
+    set of upstream connections, behind all of them."""
+    managers = {g: session_manager(gateway.server, exposure) for g in exposure.grants or (None,)}
+    return guard(GrantRouter(managers), exposure)
 
 
 async def serve_http(options: GatewayOptions, exposure: Exposure) -> None:

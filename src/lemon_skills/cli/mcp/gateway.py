@@ -129,8 +129,6 @@ def gateway_cmd(
         anyio.run(serve_stdio, options)
         return
     from lemon_skills.gateway.http import serve_http
-    from lemon_skills.tools.serve.guard import Exposure, parse_bind, read_token_file
+    from lemon_skills.tools.serve.guard import exposure_for
 
-    bind_host, port = parse_bind(http)
-    grants = read_token_file(token_file) if token_file is not None else ()
-    anyio.run(serve_http, options, Exposure(bind_host, port, grants, origins))
+    anyio.run(serve_http, options, exposure_for(http, token_file, origins))

@@ -96,21 +96,14 @@ def serve_cmd(
             raise click.UsageError("--token-file and --allow-origin need --http HOST:PORT")
         anyio.run(serve_stdio, options)
         return None
-    from lemon_skills.tools.serve.guard import (
-        Exposure,
-        check_exposure,
-        parse_bind,
-        read_token_file,
-    )
+    from lemon_skills.tools.serve.guard import check_exposure, exposure_for
     from lemon_skills.tools.serve.web import serve_http
 
-    host, port = parse_bind(http)
-    grants = read_token_file(token_file) if token_file is not None else ()
-    exposure = Exposure(host, port, grants=grants, allowed_origins=tuple(allow_origins))
+    exposure = exposure_for(http, token_file, allow_origins)
     check_exposure(exposure)
 
     def listening(url: str) -> None:
-        tokens = f", {len(grants)} bearer token(s)" if grants else ""
+        tokens = f", {len(exposure.grants)} bearer token(s)" if exposure.grants else ""
         click.echo(f"serving skills on {url}{tokens} (Ctrl-C stops)")
 
     anyio.run(serve_http, options, exposure, listening)

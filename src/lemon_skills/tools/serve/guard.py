@@ -16,7 +16,7 @@ import hmac
 import signal
 import socket
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,6 +115,21 @@ def parse_bind(text: str) -> tuple[str, int]:
     if int(port) > 65535:
         raise InvalidValue(f"--http {text!r}: port {port} is above 65535")
     return host, int(port)
+
+
+def exposure_for(
+    bind: str, token_file: Path | None = None, origins: Sequence[str] = ()
+) -> Exposure:
+    """The ``Exposure`` of the CLI's ``--http HOST:PORT``, ``--token-file`` and
+    ``--allow-origin`` (not yet checked: ``check_exposure``).
+
+    Raises:
+        InvalidValue: a bad ``HOST:PORT``.
+        LemonSkillsError: an unreadable, empty or malformed token file.
+    """
+    host, port = parse_bind(bind)
+    grants = read_token_file(token_file) if token_file is not None else ()
+    return Exposure(host, port, grants=grants, allowed_origins=tuple(origins))
 
 
 def check_exposure(exposure: Exposure) -> None:

@@ -10,7 +10,7 @@ one manager.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -32,22 +32,27 @@ from lemon_skills.tools.serve.server import Options, SkillServer, serving_proces
 PATH = "/mcp"
 
 
-class SkillsApp:
-    """ASGI: ``/mcp`` routed to the session manager of the client's grant."""
+def session_manager(server: Any, exposure: Exposure) -> StreamableHTTPSessionManager:
+    """The SDK's Streamable HTTP session manager for ``server`` under ``exposure``'s checks."""
+    return StreamableHTTPSessionManager(
+        app=server,
+        security_settings=transport_security(exposure),
+        max_request_body_size=exposure.max_body_bytes,
+    )
 
-    def __init__(self, options: Options, exposure: Exposure) -> None:
-        security = transport_security(exposure)
-        self.servers: dict[str | None, SkillServer] = {}
-        self.managers: dict[Grant | None, StreamableHTTPSessionManager] = {}
-        for grant in exposure.grants or (None,):
-            agent = grant.agent if grant is not None and grant.agent else options.agent
-            if agent not in self.servers:
-                self.servers[agent] = SkillServer(replace(options, agent=agent))
-            self.managers[grant] = StreamableHTTPSessionManager(
-                app=self.servers[agent].server,
-                security_settings=security,
-                max_request_body_size=exposure.max_body_bytes,
-            )
+
+class GrantRouter:
+    """ASGI: ``/mcp`` routed to the session manager of the client's grant (set by ``guard``),
+    so a session id is useless with another token; the managers, and ``watchers`` (coroutine
+    functions run beside them), live as long as the app's lifespan."""
+
+    def __init__(
+        self,
+        managers: Mapping[Grant | None, StreamableHTTPSessionManager],
+        watchers: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
+    ) -> None:
+        self.managers = dict(managers)
+        self.watchers = tuple(watchers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -68,8 +73,8 @@ class SkillsApp:
                 await stack.enter_async_context(manager.run())
             # Entered after the managers, so it is left before them.
             tg = await stack.enter_async_context(anyio.create_task_group())
-            for server in self.servers.values():
-                tg.start_soon(server.watch)
+            for watch in self.watchers:
+                tg.start_soon(watch)
             await receive()  # lifespan.startup
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown
@@ -77,9 +82,21 @@ class SkillsApp:
         await send({"type": "lifespan.shutdown.complete"})
 
 
+def skills_app(options: Options, exposure: Exposure) -> GrantRouter:
+    """One ``SkillServer`` per agent a token is bound to, one session manager per token."""
+    servers: dict[str | None, SkillServer] = {}
+    managers: dict[Grant | None, StreamableHTTPSessionManager] = {}
+    for grant in exposure.grants or (None,):
+        agent = grant.agent if grant is not None and grant.agent else options.agent
+        if agent not in servers:
+            servers[agent] = SkillServer(replace(options, agent=agent))
+        managers[grant] = session_manager(servers[agent].server, exposure)
+    return GrantRouter(managers, [server.watch for server in servers.values()])
+
+
 def http_app(options: Options, exposure: Exposure) -> Any:
     """The guarded ASGI app serving ``options`` on ``exposure``."""
-    return guard(SkillsApp(options, exposure), exposure)
+    return guard(skills_app(options, exposure), exposure)
 
 
 async def serve_http(
