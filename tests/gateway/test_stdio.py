@@ -17,8 +17,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from tests.gateway.conftest import gateway, shifty, text
-from tests.helpers.mcp import broken, smoke
+from tests.helpers.mcp import SERVERS, broken, smoke
 from tests.helpers.skills import write_skill
+from tests.mcp.servers.broken import LEAKED
 
 
 def test_tools_resources_prompts_and_skills_through_one_server(
@@ -75,6 +76,25 @@ def test_search_mode_lists_tool_search_and_adds_what_it_finds(
                 await changed.wait()
             names = {t.name for t in (await s.list_tools()).tools}
             assert "mcp_fx_echo" in names
+
+    anyio.run(main)
+
+
+@pytest.mark.slow
+def test_a_server_dying_on_a_call_is_reported_to_the_host_without_its_secrets(
+    project: Path, servers: Any, tmp_path: Path
+) -> None:
+    words = f"flaky: refused, Authorization: Bearer {LEAKED[0]} and {LEAKED[1]}"
+    env = {"FLAKY_DIR": str(tmp_path), "FLAKY_LAST_WORDS": words}
+    servers(
+        {"name": "fl", "command": sys.executable, "args": [str(SERVERS / "flaky.py")], "env": env}
+    )
+
+    async def main() -> None:
+        async with gateway(project, "--tools", "all") as s:
+            out = await s.call_tool("mcp_fl_crash", {})
+            assert out.is_error and "flaky: refused, Authorization:" in text(out), text(out)
+            assert not [secret for secret in LEAKED if secret in text(out)]
 
     anyio.run(main)
 

@@ -6,7 +6,8 @@ Tools: ``long(seconds, every)`` reports progress every ``every`` s and answers a
 its run in ``crash.runs`` and then takes the process down before answering; ``count``
 counts its runs in ``count.runs``.
 Resource ``flaky://once``: the first read ever (``once.seen`` absent) kills the process,
-later reads answer ``second time``. The state directory is ``$FLAKY_DIR``.
+later reads answer ``second time``. The state directory is ``$FLAKY_DIR``; a dying process
+writes ``$FLAKY_LAST_WORDS`` (default ``flaky: going down now``) to stderr.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def _bump(name: str) -> int:
 
 
 def _die() -> None:
-    sys.stderr.write("flaky: going down now\n")
+    sys.stderr.write(os.environ.get("FLAKY_LAST_WORDS", "flaky: going down now") + "\n")
     sys.stderr.flush()
     os._exit(7)
 

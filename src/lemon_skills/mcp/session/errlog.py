@@ -2,10 +2,11 @@
 
 The server writes into a pipe we own. Its output is read by an event-loop reader callback (no
 task, so no task group wraps the caller's exceptions), kept as the last ``MEMORY_LINES`` lines
-for error messages and status, and appended to ``<agent>/mcp-logs/<server>-<digest>.log``
-(0600), which is rotated once it passes ``DISK_BYTES`` so the newest ``DISK_BYTES`` always
-survive (``lemon mcp logs``). The end of the pipe tells that the server process has gone even
-while no event loop runs (the synchronous facade between calls).
+for error messages and status (shown through ``logs.redact``: a model reads them), and appended
+to ``<agent>/mcp-logs/<server>-<digest>.log`` (0600), which is rotated once it passes
+``DISK_BYTES`` so the newest ``DISK_BYTES`` always survive (``lemon mcp logs``). The end of
+the pipe tells that the server process has gone even while no event loop runs (the
+synchronous facade between calls).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from contextlib import AsyncExitStack, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
+from lemon_skills.mcp.session.logs import redact
 from lemon_skills.paths import agent_dir
 
 if TYPE_CHECKING:
@@ -68,8 +70,8 @@ class StderrLog:
             self._file = None
 
     def tail(self, count: int = 3) -> list[str]:
-        """The last ``count`` non-blank lines."""
-        return [ln for ln in self.lines if ln.strip()][-count:]
+        """The last ``count`` non-blank lines, secrets masked."""
+        return [redact(ln) for ln in self.lines if ln.strip()][-count:]
 
     def summary(self, count: int = 3) -> str:
         """The last lines on one line (``a | b | c``), for error messages."""

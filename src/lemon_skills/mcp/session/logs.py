@@ -8,8 +8,9 @@ unchanged. A third filter keeps the stdio transport from printing a traceback fo
 line a server writes to stdout. Installed once, when the first session opens.
 
 ``redact`` is the one rule for secrets in a server's target (a URL's password, a query's
-``api_key=``, a ``--token=...`` or ``--token VALUE`` argument): listings, status, errors and
-these log records all show targets through it.
+``api_key=``, a ``--token=...`` or ``--token VALUE`` argument) and in the stderr lines a
+server's failure is explained with (an ``Authorization: Bearer ...`` header, a token of a
+well-known shape): listings, status, errors and these log records all show text through it.
 """
 
 from __future__ import annotations
@@ -40,13 +41,27 @@ _ASSIGNED = re.compile(rf"(?P<name>(?:^|(?<=[?&;\s]))-{{0,2}}{_SECRET_NAME}=)[^&
 #: ``--option value``: the value after an option named like a secret.
 _PAIR = re.compile(rf"(?P<opt>(?:^|(?<=\s))--?{_SECRET_NAME}\s+)(?!-)\S+", re.I)
 _OPTION = re.compile(rf"--?{_SECRET_NAME}", re.I)
+#: ``Authorization: Bearer X``, ``X-Api-Key: X``: a header or log field named like a secret.
+_HEADER = re.compile(
+    rf"(?P<name>\b{_SECRET_NAME}:\s+)(?:(?:Bearer|Basic|Token|DPoP)\s+)?[^\s,;|]+", re.I
+)
+#: A credential announced by its scheme, wherever it stands.
+_BEARER = re.compile(r"\b(?P<scheme>Bearer|DPoP)\s+[\w.~+/-]{8,}=*")
+#: Tokens whose shape gives them away (GitHub, OpenAI-style, Slack, GitLab, AWS key ids).
+_KNOWN = re.compile(
+    r"\b(?:gh[pousr]_\w{16,}|github_pat_\w{16,}|sk-[\w-]{16,}|xox[abposr]-[\w-]{10,}"
+    r"|glpat-[\w-]{16,}|AKIA[0-9A-Z]{16})"
+)
 
 
 def redact(text: str) -> str:
-    """``text`` with every secret a target may carry replaced by ``***``."""
+    """``text`` with every secret a target or a log line may carry replaced by ``***``."""
     text = _USERINFO.sub(_userinfo, text)
     text = _ASSIGNED.sub(lambda m: m.group("name") + _MASK, text)
-    return _PAIR.sub(lambda m: m.group("opt") + _MASK, text)
+    text = _PAIR.sub(lambda m: m.group("opt") + _MASK, text)
+    text = _HEADER.sub(lambda m: m.group("name") + _MASK, text)
+    text = _BEARER.sub(lambda m: m.group("scheme") + " " + _MASK, text)
+    return _KNOWN.sub(_MASK, text)
 
 
 def redact_argv(args: Sequence[str]) -> list[str]:
