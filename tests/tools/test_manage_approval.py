@@ -1,5 +1,6 @@
-"""``skill_manage`` may not turn the user's skills on or off, pin them, hide them behind a new
-skill of the same key, or write a skill its audit warns about, until the user approves."""
+"""``skill_manage`` may not turn the user's skills on or off, pin or unpin them, hide them
+behind a new skill of the same key, or write a skill its audit warns about, until the user
+approves."""
 
 from __future__ import annotations
 
@@ -55,6 +56,26 @@ def test_archive_and_pin_of_the_users_skill_wait_for_approval(project, project_s
     r = manage(project, action="archive", name="deploy", approval_id=asked_archive)
     assert r.is_error and "pinned" in r.text
     assert api.get("deploy", cwd=project).enabled
+
+
+def test_unpin_of_the_users_pinned_skill_waits_for_approval_bound_to_the_request(
+    project, project_skills
+):
+    write_skill(project_skills, "deploy")
+    write_skill(project_skills, "lint")
+    store = UsageStore.for_scope("project", project)
+    store.set_pinned("deploy", True)  # the user's own pin, shielding it from the curator
+    store.set_pinned("lint", True)
+    asked = pending(manage(project, action="unpin", name="deploy"))
+    assert store.is_pinned("deploy")
+    assert approvals.default_store().get(asked).action["action"] == "unpin"
+    approvals.approve(asked)
+    r = manage(project, action="unpin", name="lint", approval_id=asked)
+    assert r.is_error and "another change" in r.text
+    assert store.is_pinned("lint")
+    r = manage(project, action="unpin", name="deploy", approval_id=asked)
+    assert not r.is_error, r.text
+    assert not store.is_pinned("deploy")
 
 
 def test_a_create_that_would_hide_the_users_skill_waits_for_approval(project):

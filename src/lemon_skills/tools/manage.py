@@ -60,9 +60,9 @@ PARAMETERS: Final[Mapping[str, Any]] = {
         "replace_all": {"type": "boolean", "description": "Replace every match (patch)."},
         "approval_id": {
             "type": "string",
-            "description": "An approval the user granted for changing, pinning, archiving or "
-            "restoring a skill you did not create, or for a create that hides an existing skill "
-            "or that the audit warns about.",
+            "description": "An approval the user granted for changing, pinning, unpinning, "
+            "archiving or restoring a skill you did not create, or for a create that hides an "
+            "existing skill or that the audit warns about.",
         },
         "stale_after_days": {"type": ["integer", "string"], "description": "report: default 30"},
         "archive_after_days": {"type": ["integer", "string"], "description": "report: default 90"},

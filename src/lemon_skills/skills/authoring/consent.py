@@ -42,9 +42,10 @@ class Target(Protocol):
 
 
 #: Actions that remove, rewrite, or switch on or off what is already there (``restore`` turns
-#: back on a skill the user disabled; ``pin`` shields it from the user's own clean-up).
+#: back on a skill the user disabled; ``pin`` shields it from the user's own clean-up and
+#: ``unpin`` takes that shield away, leaving the skill to the curator's archiving).
 GUARDED: Final = frozenset(
-    {"delete", "edit", "patch", "write_file", "remove_file", "restore", "archive", "pin"}
+    {"delete", "edit", "patch", "write_file", "remove_file", "restore", "archive", "pin", "unpin"}
 )
 #: The parameters that say what a change does; the approval covers exactly these.
 _CHANGE_PARAMS: Final = (
