@@ -309,6 +309,20 @@ def test_cwd_help_says_what_the_project_directory_selects(capsys):
     assert "skills are used" in " ".join(out.split())
 
 
+@pytest.mark.parametrize(
+    ("command", "what"), [("serve", "the skills"), ("gateway", "every server and skill")]
+)
+def test_serve_and_gateway_teach_the_same_http_exposure(capsys, command, what):
+    code, out, _ = run(capsys, "mcp", command, "--help")
+    text = " ".join(out.split())
+    assert code == 0 and f"--http HOST:PORT Serve {what} over Streamable HTTP" in text
+    assert "--token-file FILE With --http: bearer tokens clients must send" in text
+    assert "Required for any bind but 127.0.0.1, localhost or ::1." in text
+    assert "--allow-origin ORIGIN With --http: also accept browser requests" in text
+    code, _, err = run(capsys, "mcp", command, "--allow-origin", "https://app.example")
+    assert code == 2 and "need --http HOST:PORT" in err
+
+
 def test_list_shows_the_effective_state_when_mcp_is_off_for_the_project(project, capsys):
     write_config(project, {"enabled": False, "servers": [smoke("fx")]})
     code, out, err = run(capsys, "mcp", "list", "--cwd", str(project))

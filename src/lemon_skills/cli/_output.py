@@ -85,6 +85,40 @@ def project_option(help_text: str, *, expose_value: bool = True) -> Callable[[F]
     return decorate
 
 
+def http_exposure_options(what: str) -> Callable[[F], F]:
+    """``--http HOST:PORT``, ``--token-file FILE`` and ``--allow-origin ORIGIN`` (repeatable)
+    of a command that serves ``what`` over Streamable HTTP or, without ``--http``, stdio."""
+
+    def decorate(f: F) -> F:
+        f = click.option(
+            "--allow-origin",
+            "allow_origins",
+            multiple=True,
+            metavar="ORIGIN",
+            help="With --http: also accept browser requests from this origin, e.g. "
+            "https://app.example (repeatable). Other origins get 403.",
+        )(f)
+        f = click.option(
+            "--token-file",
+            "token_file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            metavar="FILE",
+            help="With --http: bearer tokens clients must send, one per line; 'TOKEN AGENT' "
+            "binds a token to an agent profile. Required for any bind but 127.0.0.1, "
+            "localhost or ::1.",
+        )(f)
+        return click.option(
+            "--http",
+            "http",
+            default=None,
+            metavar="HOST:PORT",
+            help=f"Serve {what} over Streamable HTTP at http://HOST:PORT/mcp instead of stdio.",
+        )(f)
+
+    return decorate
+
+
 def agent_dir_cwd_option(f: F) -> F:
     """``--cwd DIR`` on a command whose data lives in the agent dir, not in a project.
 

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import click
 
-from lemon_skills.cli._output import emit_json, json_option, project_option
+from lemon_skills.cli._output import (
+    emit_json,
+    http_exposure_options,
+    json_option,
+    project_option,
+)
 from lemon_skills.paths import resolve_cwd
 
 HOSTS = ("claude", "cursor", "vscode", "codex")
@@ -39,27 +44,7 @@ HOSTS = ("claude", "cursor", "vscode", "codex")
     default=None,
     help="Print what to add to that host's MCP config to use the gateway, then exit.",
 )
-@click.option(
-    "--http",
-    "http",
-    default=None,
-    metavar="HOST:PORT",
-    help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio.",
-)
-@click.option(
-    "--token-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Bearer tokens for --http, one per line (`TOKEN` or `TOKEN AGENT` to bind a token "
-    "to an agent profile); required off loopback.",
-)
-@click.option(
-    "--allow-origin",
-    "origins",
-    multiple=True,
-    metavar="ORIGIN",
-    help="Also accept requests from pages of this origin (repeatable).",
-)
+@http_exposure_options("every server and skill")
 @click.option(
     "--state-secret-file",
     "secret_file",
@@ -85,7 +70,7 @@ def gateway_cmd(
     host: str | None = None,
     http: str | None = None,
     token_file: Path | None = None,
-    origins: tuple[str, ...] = (),
+    allow_origins: tuple[str, ...] = (),
     secret_file: Path | None = None,
     answer_timeout: float = 300.0,
     cwd: Path | None = None,
@@ -114,7 +99,7 @@ def gateway_cmd(
     from lemon_skills.gateway.run import serve_stdio
     from lemon_skills.gateway.server import GatewayOptions
 
-    if http is None and (token_file is not None or origins or secret_file is not None):
+    if http is None and (token_file is not None or allow_origins or secret_file is not None):
         raise click.UsageError(
             "--token-file, --allow-origin and --state-secret-file need --http HOST:PORT"
         )
@@ -131,4 +116,4 @@ def gateway_cmd(
     from lemon_skills.gateway.http import serve_http
     from lemon_skills.tools.serve.guard import exposure_for
 
-    anyio.run(serve_http, options, exposure_for(http, token_file, origins))
+    anyio.run(serve_http, options, exposure_for(http, token_file, allow_origins))

@@ -7,35 +7,12 @@ from typing import Any
 
 import click
 
-from lemon_skills.cli._output import project_option
+from lemon_skills.cli._output import http_exposure_options, project_option
 from lemon_skills.paths import resolve_cwd
 
 
 @click.command("serve")
-@click.option(
-    "--http",
-    "http",
-    default=None,
-    metavar="HOST:PORT",
-    help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio.",
-)
-@click.option(
-    "--token-file",
-    "token_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="With --http: bearer tokens clients must send, one per line; 'TOKEN AGENT' binds a "
-    "token to an agent profile. Required for any bind but 127.0.0.1, localhost or ::1.",
-)
-@click.option(
-    "--allow-origin",
-    "allow_origins",
-    multiple=True,
-    metavar="ORIGIN",
-    help="With --http: also accept browser requests from this origin, e.g. "
-    "https://app.example (repeatable). Other origins get 403.",
-)
+@http_exposure_options("the skills")
 @project_option("Project whose skills are served, with the global ones (default: current dir).")
 @click.option(
     "--skills-only/--tools",
