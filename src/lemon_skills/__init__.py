@@ -24,7 +24,7 @@ from lemon_skills._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # the same names as _API below; tests/test_public_api.py keeps them in step
     from lemon_skills import prompt
-    from lemon_skills.approvals import ApprovalStore
+    from lemon_skills.approvals.store import ApprovalStore
     from lemon_skills.errors import LemonSkillsError, SkillNotFound
     from lemon_skills.mcp.source import McpSource
     from lemon_skills.prompt import render as render_prompt
@@ -83,7 +83,7 @@ _API = {
     # curation and approvals
     "CuratorManager": "lemon_skills.skills.curator.scheduler",
     "CuratorConfig": "lemon_skills.skills.curator.scheduler",
-    "ApprovalStore": "lemon_skills.approvals",
+    "ApprovalStore": "lemon_skills.approvals.store",
     # agent tools and MCP
     "Tool": "lemon_skills.tool",
     "ToolContext": "lemon_skills.tool",
