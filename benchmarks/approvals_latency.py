@@ -19,7 +19,7 @@ import time
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from lemon_skills.approvals import ApprovalStore
+    from lemon_skills.approvals.store import ApprovalStore
     store = ApprovalStore()
     for _ in range(int(sys.argv[1])):
         while not (pending := store.list()):
@@ -34,7 +34,7 @@ def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 30
     with tempfile.TemporaryDirectory() as agent:
         os.environ["LEMON_AGENT_DIR"] = agent
-        from lemon_skills.approvals import ApprovalStore
+        from lemon_skills.approvals.store import ApprovalStore
 
         store = ApprovalStore()
         child = subprocess.Popen(

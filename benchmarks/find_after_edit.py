@@ -50,7 +50,7 @@ def _run(tree: Path, src: str | None, agent: Path) -> tuple[float, float]:
 
 
 def _plain_share() -> tuple[int, int]:
-    from lemon_skills.skills.format.manifest import plain_mapping, split_frontmatter
+    from lemon_skills.skills.format.frontmatter import plain_mapping, split_frontmatter
 
     files = sorted(bench_dir().glob("*/SKILL.md"))
     plain = 0

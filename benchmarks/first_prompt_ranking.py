@@ -33,11 +33,11 @@ from corpus import bench_dir, bench_root, make_corpus
 from lemon_skills import search
 from lemon_skills.search import focus
 from lemon_skills.search.metrics import load_cases
-from lemon_skills.skills import api
 from lemon_skills.skills.catalog import registry
 from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.ranking import find
 from lemon_skills.skills.ranking import index as ranking
+from lemon_skills.skills.selection import evaluation
 
 Fields = Callable[[Entry], dict[str, str]]
 
@@ -75,7 +75,7 @@ def first(index: ranking.Index, query: str) -> list[str]:
 
 
 def agreement() -> None:
-    entries = api._entries_in(bench_dir())
+    entries = evaluation._entries_in(bench_dir())
     files = sorted(bench_root().glob("queries_dev*.jsonl"))
     queries = [c.query for f in files for c in load_cases(f)]
     full = [first(ranking.build_index(entries), q) for q in queries]

@@ -28,8 +28,8 @@ from corpus import bench_root, make_corpus
 
 import lemon_skills
 from lemon_skills.search.metrics import load_cases
-from lemon_skills.skills import api
 from lemon_skills.skills.catalog import registry
+from lemon_skills.skills.selection import offer, relevance
 
 
 def _timed(
@@ -41,7 +41,7 @@ def _timed(
             time.sleep(pause)
         t, c = time.perf_counter(), time.process_time()
         if rank_only:
-            api.matches(q, cwd=cwd, max_results=api.NEAR)
+            relevance.matches(q, cwd=cwd, max_results=offer.NEAR)
         else:
             lemon_skills.render_prompt(q, cwd=cwd)
         wall.append(time.perf_counter() - t)
@@ -62,7 +62,7 @@ def run(size: int, queries: list[str], calls: int, turns: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["LEMON_AGENT_DIR"] = str(Path(tmp) / "agent")
         make_corpus(Path(tmp), size)
-        api.ranking_index(registry.view(tmp, refresh=True))
+        relevance.ranking_index(registry.view(tmp, refresh=True))
         lemon_skills.render_prompt("warm up", cwd=tmp)
         print(f"{size:>6} skills  " + _line("back to back", _timed(queries[:calls], tmp, 0.0)))
         ranking = _timed(queries[:calls], tmp, 0.0, rank_only=True)

@@ -64,8 +64,8 @@ def peak_mb():
     return 0.0
 t0 = time.perf_counter(); c0 = time.process_time()
 import lemon_skills
-from lemon_skills.skills import api
 from lemon_skills.skills.catalog import registry
+from lemon_skills.skills.selection import relevance
 if sys.argv[3:] == ["merge"]:
     # What an update pays when its changes pass the share a delta may hold.
     from lemon_skills.search import postings
@@ -73,7 +73,7 @@ if sys.argv[3:] == ["merge"]:
 t1 = time.perf_counter(); c1 = time.process_time()
 v = registry.view(sys.argv[1])
 t2 = time.perf_counter(); c2 = time.process_time()
-api.ranking_index(v)
+relevance.ranking_index(v)
 t3 = time.perf_counter(); c3 = time.process_time()
 found = lemon_skills.find_relevant(sys.argv[2], cwd=sys.argv[1])
 t4 = time.perf_counter(); c4 = time.process_time()

@@ -13,7 +13,9 @@ import anyio
 import pytest
 
 from lemon_skills import approvals
-from lemon_skills.approvals import ApprovalContext, ApprovalStore
+from lemon_skills.approvals import table
+from lemon_skills.approvals.records import Approval, ApprovalContext
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.errors import ApprovalError, ApprovalNotFound, ConfigError
 
 # A second, real process that waits for the first pending approval and decides it through the
@@ -71,9 +73,9 @@ def test_request_reports_a_denial_from_another_process(agent_dir):
 def test_async_request_is_resolved_by_the_in_process_api(agent_dir):
     store = ApprovalStore()
 
-    async def main() -> approvals.Approval:
+    async def main() -> Approval:
         async with anyio.create_task_group() as tg:
-            outcome: list[approvals.Approval] = []
+            outcome: list[Approval] = []
 
             async def ask() -> None:
                 outcome.append(await store.arequest("t", {"k": 1}, rationale="r", timeout=30))
@@ -162,7 +164,7 @@ def test_database_is_private_and_versioned(agent_dir):
     assert store.path == path
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == approvals.SCHEMA_VERSION
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == table.SCHEMA_VERSION
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 

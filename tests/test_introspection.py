@@ -8,7 +8,7 @@ import pytest
 from lemon_skills import introspection
 from lemon_skills.errors import ConfigError
 from lemon_skills.introspection import IntrospectionStore, parse_since
-from lemon_skills.skills import api
+from lemon_skills.skills.selection import offer
 from lemon_skills.tools import ToolContext, read_skill, skill_manage
 from tests.helpers.skills import write_skill
 
@@ -100,7 +100,7 @@ def test_tool_events_are_persisted_with_run_and_session_ids(project, project_ski
 def test_prompt_render_is_persisted_with_keys_but_no_text(project, project_skills, agent_dir):
     write_skill(project_skills, "pdf", description="Extract text from PDF files.")
     write_skill(project_skills, "docker", description="Build container images.")
-    rendered = api.render_prompt(
+    rendered = offer.render_prompt(
         "extract the text of this pdf", cwd=project, context={"run_id": "r1", "session_key": "k"}
     )
     assert rendered.relevant == ("pdf",)

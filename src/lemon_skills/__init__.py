@@ -24,7 +24,7 @@ from lemon_skills._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # the same names as _API below; tests/test_public_api.py keeps them in step
     from lemon_skills import prompt
-    from lemon_skills.approvals import ApprovalStore
+    from lemon_skills.approvals.store import ApprovalStore
     from lemon_skills.errors import LemonSkillsError, SkillNotFound
     from lemon_skills.mcp.source import McpSource
     from lemon_skills.prompt import render as render_prompt
@@ -33,7 +33,6 @@ if TYPE_CHECKING:  # the same names as _API below; tests/test_public_api.py keep
         diagnostics,
         disable,
         enable,
-        find_relevant,
         get,
         refresh,
         status,
@@ -45,6 +44,7 @@ if TYPE_CHECKING:  # the same names as _API below; tests/test_public_api.py keep
     from lemon_skills.skills.install.lifecycle import uninstall, update, verify
     from lemon_skills.skills.install.review import ApprovalRequest
     from lemon_skills.skills.install.service import install
+    from lemon_skills.skills.selection.relevance import find_relevant
     from lemon_skills.tool import Tool, ToolContext, ToolResult
     from lemon_skills.tools.manage import skill_manage
     from lemon_skills.tools.read import read_skill
@@ -63,7 +63,7 @@ _API = {
     # skills: discover, rank, inject, switch on and off
     "list": f"{_SKILLS}:list_skills",
     "get": _SKILLS,
-    "find_relevant": _SKILLS,
+    "find_relevant": "lemon_skills.skills.selection.relevance",
     "render_prompt": "lemon_skills.prompt:render",
     "status": _SKILLS,
     "diagnostics": _SKILLS,
@@ -83,7 +83,7 @@ _API = {
     # curation and approvals
     "CuratorManager": "lemon_skills.skills.curator.scheduler",
     "CuratorConfig": "lemon_skills.skills.curator.scheduler",
-    "ApprovalStore": "lemon_skills.approvals",
+    "ApprovalStore": "lemon_skills.approvals.store",
     # agent tools and MCP
     "Tool": "lemon_skills.tool",
     "ToolContext": "lemon_skills.tool",

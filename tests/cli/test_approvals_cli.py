@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import json
 
-from lemon_skills.approvals import ApprovalContext, ApprovalStore
+from lemon_skills.approvals.records import ApprovalContext
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.cli import main
 
 

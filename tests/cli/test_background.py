@@ -13,6 +13,7 @@ import pytest
 from lemon_skills.cli._background import index_later
 from lemon_skills.skills import api
 from lemon_skills.skills.ranking import snapshot
+from lemon_skills.skills.selection import relevance
 from tests.helpers.skills import write_skill
 
 _PAYLOAD = "import pathlib\npathlib.Path({marker!r}).write_text('imported')\n"
@@ -55,7 +56,7 @@ def test_the_build_imports_no_lemon_skills_package_from_the_callers_directory(
     marker.unlink()
 
     monkeypatch.chdir(project)
-    monkeypatch.setattr(api, "claim_background_index", lambda cwd=None: True)
+    monkeypatch.setattr(relevance, "claim_background_index", lambda cwd=None: True)
     index_later(None)
     pids = _spawned_children("--if-idle")
     assert len(pids) == 1

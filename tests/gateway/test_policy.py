@@ -14,7 +14,7 @@ import pytest
 from mcp import types
 from mcp.shared.exceptions import MCPError
 
-from lemon_skills.approvals import ApprovalStore
+from lemon_skills.approvals.store import ApprovalStore
 from tests.gateway.conftest import gateway, shifty, text
 from tests.helpers.mcp import SERVERS, rich
 

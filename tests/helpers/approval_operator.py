@@ -18,10 +18,11 @@ import time
 import httpx2
 
 from lemon_skills import approvals
+from lemon_skills.approvals.records import Approval
 from lemon_skills.cli import main as lemon
 
 
-def wait_for_pending(tool: str | None, timeout: float) -> approvals.Approval:
+def wait_for_pending(tool: str | None, timeout: float) -> Approval:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for item in approvals.list_approvals():

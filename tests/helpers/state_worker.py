@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from lemon_skills.approvals import ApprovalStore
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.skills.usage.store import UsageStore
 
 

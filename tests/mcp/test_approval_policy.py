@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lemon_skills.approvals import ApprovalStore
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.errors import McpToolError
 from tests.mcp.servers import policy
 

@@ -8,7 +8,7 @@ import threading
 import anyio
 import pytest
 
-from lemon_skills.approvals import ApprovalStore
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.errors import ConfigError
 from lemon_skills.mcp.config.entries import HttpServer, StdioServer
 from lemon_skills.mcp.oauth.provider import LemonOAuthProvider

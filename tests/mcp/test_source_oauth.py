@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lemon_skills.approvals import ApprovalStore
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.cli import main
 from lemon_skills.errors import McpToolError
 from lemon_skills.mcp.source import McpSource

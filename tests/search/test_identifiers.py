@@ -75,14 +75,14 @@ def test_a_number_a_skill_states_still_counts(project, project_skills):
 
 
 def test_the_embedding_model_reads_the_request_without_names_no_skill_states(tmp_path):
-    from lemon_skills.skills import api
+    from lemon_skills.skills.selection import evaluation
 
     root = tmp_path / "skills"
     write_skill(
         root, "reversible-migrations", description="Write reversible PostgreSQL migrations."
     )
     write_skill(root, "not-found-pages", description="Design friendly HTTP 404 pages.")
-    core = ranking.build_index(api._entries_in(root)).core
+    core = ranking.build_index(evaluation._entries_in(root)).core
     said = scoring.said(core, "postgres migration for PROJ-1234 at a3f9c21 in db/0042_up.sql")
     assert said == "postgres migration for at in"
     assert scoring.said(core, "an http 404 page for issue 1234") == "an http 404 page for issue"

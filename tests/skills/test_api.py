@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import lemon_skills
-from lemon_skills.skills import api
+from lemon_skills.skills.selection import relevance
 from lemon_skills.tools.mcp_skills import McpSkillSource
 from tests.helpers.hosts import claude_plugin, write_json
 from tests.helpers.skills import write_skill
@@ -98,11 +98,11 @@ def test_a_large_tree_never_indexed_answers_first_from_a_focused_index(
     first = [e.key for e in lemon_skills.find_relevant(query, cwd=project, max_results=5)]
     # The focused answer wrote no index and left the full one to build.
     assert not snapshot.cache_dir().exists()
-    assert api.index_pending(cwd=project)
+    assert relevance.index_pending(cwd=project)
     second = [e.key for e in lemon_skills.find_relevant(query, cwd=project, max_results=5)]
     assert first[0] == second[0] and first[0].startswith("skill-")
     assert set(first) == set(second)
-    assert not api.index_pending(cwd=project)
+    assert not relevance.index_pending(cwd=project)
     assert list(snapshot.cache_dir().glob("*.idx"))
 
 
@@ -113,7 +113,7 @@ def test_a_tree_whose_index_is_cached_is_never_answered_from_a_focused_one(
 
     monkeypatch.setattr(snapshot, "FOCUS_MIN", 10)
     _large_tree(project_skills)
-    assert api.build_ranking_index(cwd=project) == 70
+    assert relevance.build_ranking_index(cwd=project) == 70
     lemon_skills.refresh()
     lemon_skills.find_relevant("release notes", cwd=project)
-    assert not api.index_pending(cwd=project)
+    assert not relevance.index_pending(cwd=project)

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from lemon_skills.errors import ManifestError
-from lemon_skills.skills.format.manifest import parse_skill, split_frontmatter
+from lemon_skills.skills.format.frontmatter import split_frontmatter
+from lemon_skills.skills.format.manifest import parse_skill
 
 
 def parse(text: str):
@@ -182,7 +183,7 @@ def _yaml_reading(source: str):
     ],
 )
 def test_plain_frontmatter_is_read_as_yaml_reads_it_without_the_yaml_parser(source):
-    from lemon_skills.skills.format.manifest import plain_mapping
+    from lemon_skills.skills.format.frontmatter import plain_mapping
 
     assert plain_mapping(source) == _yaml_reading(source)
 
@@ -208,7 +209,7 @@ def test_plain_frontmatter_is_read_as_yaml_reads_it_without_the_yaml_parser(sour
     ],
 )
 def test_frontmatter_beyond_plain_strings_goes_to_the_yaml_parser(source):
-    from lemon_skills.skills.format.manifest import plain_mapping
+    from lemon_skills.skills.format.frontmatter import plain_mapping
 
     assert plain_mapping(source) is None
 
@@ -216,7 +217,7 @@ def test_frontmatter_beyond_plain_strings_goes_to_the_yaml_parser(source):
 def test_plain_reading_never_differs_from_yaml_on_random_frontmatter():
     import random
 
-    from lemon_skills.skills.format.manifest import plain_mapping
+    from lemon_skills.skills.format.frontmatter import plain_mapping
 
     rng = random.Random(19)
     keys = ["name", "description", "on", "null", "x-y_z", "a1", "3d", "-k"]

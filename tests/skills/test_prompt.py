@@ -210,6 +210,7 @@ def test_skills_missing_a_binary_are_listed_without_any_path_lookup(
 
 def test_a_second_render_checks_no_skill_again(project, project_skills, monkeypatch):
     from lemon_skills.skills import api
+    from lemon_skills.skills.selection import offer
 
     seed(project_skills)
     other = "win32" if __import__("sys").platform != "win32" else "linux"
@@ -219,10 +220,10 @@ def test_a_second_render_checks_no_skill_again(project, project_skills, monkeypa
     )
     first = lemon_skills.render_prompt("zzz", cwd=project)
     calls = []
-    for name in ("evaluate", "offerable"):
-        real = getattr(api, name)
+    for module, name in ((api, "evaluate"), (offer, "offerable")):
+        real = getattr(module, name)
         monkeypatch.setattr(
-            api, name, lambda *a, _real=real, **k: calls.append(a) or _real(*a, **k)
+            module, name, lambda *a, _real=real, **k: calls.append(a) or _real(*a, **k)
         )
     second = lemon_skills.render_prompt("zzz", cwd=project)
     assert calls == []

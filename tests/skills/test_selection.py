@@ -11,6 +11,7 @@ from lemon_skills import settings
 from lemon_skills.cli import main
 from lemon_skills.errors import ConfigError
 from lemon_skills.skills import api
+from lemon_skills.skills.selection import offer, relevance
 from lemon_skills.skills.selection.activation import describe, in_play, matches
 from lemon_skills.tool import ToolContext
 from lemon_skills.tools import read_skill, skill_manage
@@ -32,16 +33,16 @@ def _path_scoped(project_skills: Path) -> None:
 
 def test_path_scoped_skill_is_injected_only_with_a_matching_file_in_play(project, project_skills):
     _path_scoped(project_skills)
-    without = api.render_prompt(REQUEST, cwd=project)
-    other = api.render_prompt(REQUEST, cwd=project, files=["src/app.py"])
-    with_file = api.render_prompt(REQUEST, cwd=project, files=["migrations/versions/001_init.py"])
+    without = offer.render_prompt(REQUEST, cwd=project)
+    other = offer.render_prompt(REQUEST, cwd=project, files=["src/app.py"])
+    with_file = offer.render_prompt(REQUEST, cwd=project, files=["migrations/versions/001_init.py"])
     assert "alembic-migrations" not in without.relevant + without.listed
     assert "alembic-migrations" not in other.relevant + other.listed
     assert with_file.relevant == ("alembic-migrations",)
     # Absolute paths work too, relative to the project.
-    absolute = api.find_relevant(REQUEST, cwd=project, files=[project / "alembic.ini"])
+    absolute = relevance.find_relevant(REQUEST, cwd=project, files=[project / "alembic.ini"])
     assert [e.key for e in absolute] == ["alembic-migrations"]
-    assert api.find_relevant(REQUEST, cwd=project) == []
+    assert relevance.find_relevant(REQUEST, cwd=project) == []
 
 
 def test_a_matching_path_scoped_skill_ranks_ahead(project, project_skills):
@@ -50,8 +51,8 @@ def test_a_matching_path_scoped_skill_ranks_ahead(project, project_skills):
         project_skills, "alembic", description="Alembic migrations.", extra="paths: [alembic.ini]"
     )
     q = "orders table migrations"
-    assert [e.key for e in api.find_relevant(q, cwd=project)] == ["sql-style"]
-    found = api.find_relevant(q, cwd=project, files=["alembic.ini"])
+    assert [e.key for e in relevance.find_relevant(q, cwd=project)] == ["sql-style"]
+    found = relevance.find_relevant(q, cwd=project, files=["alembic.ini"])
     assert [e.key for e in found][:2] == ["alembic", "sql-style"]
 
 
@@ -60,9 +61,9 @@ def test_cursor_rules_always_attached_and_described(project):
     rules.mkdir(parents=True)
     (rules / "tone.mdc").write_text("---\nalwaysApply: true\n---\nBe brief.\n")
     (rules / "tsx.mdc").write_text("---\nglobs: *.tsx\n---\nUse hooks.\n")
-    plain = api.render_prompt("rename a variable", cwd=project)
+    plain = offer.render_prompt("rename a variable", cwd=project)
     assert plain.relevant == ("cursor:tone",) and "Be brief." in plain.text
-    tsx = api.render_prompt("rename a variable", cwd=project, files=["src/App.tsx"])
+    tsx = offer.render_prompt("rename a variable", cwd=project, files=["src/App.tsx"])
     assert tsx.relevant == ("cursor:tone", "cursor:tsx") and "Use hooks." in tsx.text
     entry = api.get("cursor:tsx", cwd=project)
     assert entry is not None and describe(entry) == "injected when a file in play matches *.tsx"
@@ -123,9 +124,9 @@ def test_sub_agent_profile_never_sees_a_denied_skill(project, project_skills):
     assert {e.key for e in api.list_skills(cwd=project, agent="reviewer")} == allowed
     assert api.get("git-rebase", cwd=project, agent="reviewer") is None
     for q in ("rebase git branches", "deploy to production", "git"):
-        found = {e.key for e in api.find_relevant(q, cwd=project, agent="reviewer")}
+        found = {e.key for e in relevance.find_relevant(q, cwd=project, agent="reviewer")}
         assert found <= allowed
-        rendered = api.render_prompt(q, cwd=project, agent="reviewer")
+        rendered = offer.render_prompt(q, cwd=project, agent="reviewer")
         assert set(rendered.relevant + rendered.listed) <= allowed
         assert "git-rebase" not in rendered.text and "deploy-prod" not in rendered.text
     ctx = ToolContext(cwd=project, agent_id="reviewer")
@@ -135,7 +136,7 @@ def test_sub_agent_profile_never_sees_a_denied_skill(project, project_skills):
     assert skill_manage.call({"action": "edit", "name": "git-rebase", "content": "x"}, ctx).is_error
     # Another agent is not limited by the reviewer's profile; main preloads and has a budget.
     assert not read_skill.call({"key": "git-rebase"}, ToolContext(cwd=project)).is_error
-    main_prompt = api.render_prompt("rebase git branches", cwd=project, agent="main")
+    main_prompt = offer.render_prompt("rebase git branches", cwd=project, agent="main")
     assert main_prompt.relevant[0] == "style-guide" and main_prompt.budget == 3000
     assert "deploy-prod" not in main_prompt.listed
 
@@ -178,7 +179,7 @@ def test_skill_dependencies_are_reported_and_keep_the_skill_out_of_prompts(proje
     assert st.missing_any_skills == ("github", "gitlab")
     assert st.missing_mcp_servers == ()  # no MCP names provider configured: not checked
     assert st.activation_state == "not_ready"
-    assert api.render_prompt("cut a release with a changelog", cwd=project).text == ""
+    assert offer.render_prompt("cut a release with a changelog", cwd=project).text == ""
     write_skill(project_skills, "changelog", description="Keep a changelog.")
     write_skill(project_skills, "gitlab", description="Work with GitLab.")
     settings.configure(mcp_server_names=lambda cwd: ["tracker"])
@@ -186,11 +187,11 @@ def test_skill_dependencies_are_reported_and_keep_the_skill_out_of_prompts(proje
         st = api.status("release", cwd=project)
         assert (st.missing_skills, st.missing_any_skills) == ((), ())
         assert st.missing_mcp_servers == ("issues",)
-        assert "release" not in api.render_prompt("cut a release", cwd=project).listed
+        assert "release" not in offer.render_prompt("cut a release", cwd=project).listed
         settings.configure(mcp_server_names=lambda cwd: ["issues"])
         st = api.status("release", cwd=project)
         assert st.ready
-        assert "release" in api.render_prompt("cut a release", cwd=project).relevant
+        assert "release" in offer.render_prompt("cut a release", cwd=project).relevant
     finally:
         settings.reset()
 

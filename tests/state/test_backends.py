@@ -15,7 +15,7 @@ import pytest
 from mcp import types
 
 from lemon_skills import introspection, state
-from lemon_skills.approvals import ApprovalStore
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.errors import ApprovalError
 from lemon_skills.mcp.catalog import pinning
 from lemon_skills.skills.curator import rollback as curator_rollback

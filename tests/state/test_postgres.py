@@ -16,7 +16,8 @@ import psycopg
 import pytest
 from mcp import types
 
-from lemon_skills.approvals import Approval, ApprovalStore
+from lemon_skills.approvals.records import Approval
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.errors import ApprovalError, ConfigError, StateUnavailable
 from lemon_skills.mcp.catalog import pinning
 from lemon_skills.skills.usage.store import UsageStore

@@ -8,6 +8,7 @@ import pytest
 
 from lemon_skills import _fs
 from lemon_skills.skills import api
+from lemon_skills.skills.selection import relevance
 from lemon_skills.skills.usage.store import UsageStore
 from lemon_skills.tools import ToolContext, ToolResult, skill_manage
 from tests.helpers.events import recording
@@ -376,7 +377,7 @@ def test_archive_disables_and_restore_enables(project):
     assert r.text == "Skill 'pdf-tools' archived." and r.details["lifecycle_state"] == "archived"
     entry = api.get("pdf-tools", cwd=project)
     assert entry is not None and not entry.enabled
-    assert api.find_relevant("extract text from pdf files", cwd=project) == []
+    assert relevance.find_relevant("extract text from pdf files", cwd=project) == []
     assert usage(project).get("pdf-tools")["lifecycle_state"] == "archived"
     r = manage(project, action="restore", name="pdf-tools")
     assert r.text == "Skill 'pdf-tools' restored." and r.details["lifecycle_state"] == "active"

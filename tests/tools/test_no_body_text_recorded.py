@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lemon_skills.skills import api
+from lemon_skills.skills.selection import offer
 from lemon_skills.tools import ToolContext, read_skill, skill_manage
 from tests.helpers.events import as_text, db_dump, recording
 
@@ -66,7 +66,7 @@ def test_no_record_contains_a_body_line(project, agent_dir):
             content=_skill_md("Hidden\u200b line with a zero width space.\n"),
         )
         manage(action="edit", name="ledger", content=_skill_md(BODY))
-        api.render_prompt("rotate the quarterly ledger", cwd=project)
+        offer.render_prompt("rotate the quarterly ledger", cwd=project)
         manage(action="pin", name="ledger")
         manage(action="delete", name="ledger")
     assert len(rec.events) >= 13

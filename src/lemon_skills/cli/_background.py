@@ -19,13 +19,13 @@ def index_later(cwd: Path | None) -> None:
     at a time, claimed before it is spawned (``LEMON_BACKGROUND_INDEX=0``: never)."""
     if os.environ.get("LEMON_BACKGROUND_INDEX", "1") == "0":
         return
-    from lemon_skills.skills import api
+    from lemon_skills.skills.selection import relevance
 
     try:
         project = (cwd or Path.cwd()).absolute()
     except OSError:
         return  # the working directory is gone: there is no project to pass
-    if not api.claim_background_index(cwd=cwd):
+    if not relevance.claim_background_index(cwd=cwd):
         return
     # -P: the interpreter does not put the working directory first on sys.path (a project
     # holding a ``lemon_skills/`` folder would be imported instead of this package); unlike

@@ -8,7 +8,8 @@ import time
 
 import click
 
-from lemon_skills.approvals import Approval, default_store
+from lemon_skills.approvals import default_store
+from lemon_skills.approvals.records import Approval
 from lemon_skills.cli._output import (
     agent_dir_cwd_option,
     colour,

@@ -17,7 +17,8 @@ import anyio.to_thread
 from mcp import types
 from mcp.shared.message import ServerMessageMetadata
 
-from lemon_skills.approvals import ApprovalContext, ApprovalStore
+from lemon_skills.approvals.records import ApprovalContext
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.errors import LemonSkillsError, McpToolError
 from lemon_skills.gateway import rounds
 from lemon_skills.gateway.clients import Calling, Client, calling

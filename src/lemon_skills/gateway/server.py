@@ -18,7 +18,7 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
-from lemon_skills.approvals import ApprovalStore
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.errors import LemonSkillsError, McpInputRequired
 from lemon_skills.gateway import catalog, held, results
 from lemon_skills.gateway.clients import Calling, Client, Clients, calling

@@ -42,8 +42,8 @@ from lemon_skills.errors import UsageError
 from lemon_skills.integrations import policy
 from lemon_skills.integrations.connection import Connection
 from lemon_skills.paths import PathArg, resolve_cwd
-from lemon_skills.skills.api import render_prompt
 from lemon_skills.skills.prompt import DEFAULT_BUDGET
+from lemon_skills.skills.selection.offer import render_prompt
 from lemon_skills.tool import Tool, ToolContext, ToolResult
 from lemon_skills.tools.deferred import (
     DEFAULT_SHARE,

@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import Any, NamedTuple
 
 from lemon_skills import settings as settings_mod
-from lemon_skills.approvals import ApprovalStore
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.context import current
 from lemon_skills.errors import McpConnectError, McpToolError, UsageError
 from lemon_skills.mcp.catalog.build import ToolSpec

@@ -23,7 +23,7 @@ import anyio
 import httpx2
 
 from lemon_skills import secrets
-from lemon_skills.approvals import ApprovalStore
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.mcp.config.parse import parse_server
 from lemon_skills.mcp.oauth.flows import AuthorizationRequest
 from lemon_skills.mcp.session.connect import connect

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from lemon_skills._fs import write_json_atomic
-from lemon_skills.approvals import Approval, ApprovalStore
+from lemon_skills.approvals.records import Approval
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.errors import McpToolError
 
 _CLEANUP = dict.fromkeys(

@@ -17,7 +17,7 @@ from typing import Any
 
 import mcp.types as types
 
-from lemon_skills.approvals import ApprovalStore
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.mcp.sampling.handler import SamplingSummary
 from lemon_skills.mcp.source import McpSource
 from lemon_skills.selftest.proof import Proof, expect, wait_for_approval

@@ -11,16 +11,16 @@ if TYPE_CHECKING:
         diagnostics,
         disable,
         enable,
-        find_relevant,
         get,
         list_skills,
         refresh,
-        render_prompt,
         status,
     )
     from lemon_skills.skills.catalog.readiness import SkillStatus
     from lemon_skills.skills.format.manifest import Manifest, Requires
     from lemon_skills.skills.format.model import Diagnostic, Entry
+    from lemon_skills.skills.selection.offer import render_prompt
+    from lemon_skills.skills.selection.relevance import find_relevant
 
 #: name -> module, imported on first use: importing one submodule (the registry, say) must
 #: not drag in every other one through this package.
@@ -30,16 +30,16 @@ _LAZY = {
     "Manifest": "lemon_skills.skills.format.manifest",
     "Requires": "lemon_skills.skills.format.manifest",
     "SkillStatus": "lemon_skills.skills.catalog.readiness",
+    "find_relevant": "lemon_skills.skills.selection.relevance",
+    "render_prompt": "lemon_skills.skills.selection.offer",
     **dict.fromkeys(
         (
             "diagnostics",
             "disable",
             "enable",
-            "find_relevant",
             "get",
             "list_skills",
             "refresh",
-            "render_prompt",
             "status",
         ),
         "lemon_skills.skills.api",

@@ -311,7 +311,7 @@ def _shown_body(e: Entry) -> str:
     which says why."""
     if e.source != "mcp":
         return e.body.strip()
-    from lemon_skills.skills.format.manifest import split_frontmatter
+    from lemon_skills.skills.format.frontmatter import split_frontmatter
 
     try:
         return split_frontmatter(e.content()).body.strip()

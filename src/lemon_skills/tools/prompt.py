@@ -1,11 +1,11 @@
 """Skills and tools for one request in one budget: what a host sends the model this turn.
 
 ``render`` is ``lemon_skills.prompt.render`` (and ``lemon_skills.render_prompt``). Without
-``tools`` it is the skills block alone (``skills.api.render_prompt``). With ``tools=True`` the
-tool definitions to send are chosen first: the registry's ``search`` selection (tools that are
-not MCP tools, pinned MCP tools, the MCP tools that fit the request, ``tool_search``), within
-half the budget as ``estimate_tokens`` counts them (fewer ranked tools when it is tight). The
-skills block gets the rest, so one call per turn gives a host both.
+``tools`` it is the skills block alone (``skills.selection.offer.render_prompt``). With
+``tools=True`` the tool definitions to send are chosen first: the registry's ``search``
+selection (tools that are not MCP tools, pinned MCP tools, the MCP tools that fit the request,
+``tool_search``), within half the budget as ``estimate_tokens`` counts them (fewer ranked tools
+when it is tight). The skills block gets the rest, so one call per turn gives a host both.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from lemon_skills.skills.api import render_prompt
 from lemon_skills.skills.prompt import DEFAULT_BUDGET, RenderedPrompt
+from lemon_skills.skills.selection.offer import render_prompt
 
 if TYPE_CHECKING:
     from lemon_skills.tools.deferred import ToolSelection
@@ -34,13 +34,13 @@ def render(
 ) -> RenderedPrompt:
     """The system-prompt block for ``request`` and, with ``tools``, the tools to send.
 
-    ``options`` are ``skills.api.render_prompt``'s (``cwd``, ``max_results``, ``budget``,
-    ``mode``, ``context``, ``files``, ``agent``). With ``tools`` the ``budget`` (characters,
-    default ``DEFAULT_BUDGET``) covers both: the definitions' share, ``estimate_tokens`` x 4
-    characters, is ``tool_chars`` and the skills block gets the rest; ``tools`` holds the
-    ``Tool`` objects to export (``to_openai``, ``to_anthropic``). ``registry`` defaults to a
-    ``ToolRegistry()`` over the configured MCP servers (discovered, so started, on first use);
-    ``max_tools`` to ``tools.deferred.DEFAULT_TOP_K``.
+    ``options`` are ``skills.selection.offer.render_prompt``'s (``cwd``, ``max_results``,
+    ``budget``, ``mode``, ``context``, ``files``, ``agent``). With ``tools`` the ``budget``
+    (characters, default ``DEFAULT_BUDGET``) covers both: the definitions' share,
+    ``estimate_tokens`` x 4 characters, is ``tool_chars`` and the skills block gets the rest;
+    ``tools`` holds the ``Tool`` objects to export (``to_openai``, ``to_anthropic``).
+    ``registry`` defaults to a ``ToolRegistry()`` over the configured MCP servers (discovered,
+    so started, on first use); ``max_tools`` to ``tools.deferred.DEFAULT_TOP_K``.
 
     Raises:
         ConfigError: ``agent`` has no profile in skills.json.

@@ -7,7 +7,7 @@ import httpx2
 import pytest
 from mcp.shared.auth import AuthorizationCodeResult
 
-from lemon_skills.approvals import ApprovalContext
+from lemon_skills.approvals.records import ApprovalContext
 from lemon_skills.errors import McpAuthError
 from lemon_skills.mcp.oauth.flows import (
     AuthorizationRequest,

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import pytest
 
-from lemon_skills.approvals import ApprovalStore
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.errors import ConfigError, McpAuthError
 from lemon_skills.mcp.oauth.provider import (
     AuthorizationRequest,

@@ -14,7 +14,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from lemon_skills.approvals import ApprovalContext, ApprovalStore
+from lemon_skills.approvals.records import ApprovalContext
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.errors import ConfigError
 from lemon_skills.mcp.sampling import handler as sampling
 from lemon_skills.mcp.sampling.handler import SamplingPolicy, SamplingSummary

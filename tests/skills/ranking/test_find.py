@@ -15,6 +15,7 @@ from lemon_skills.skills.catalog import registry
 from lemon_skills.skills.ranking import find as ranking
 from lemon_skills.skills.ranking import snapshot as index_cache
 from lemon_skills.skills.ranking.index import build_index, dumps, loads, update_index
+from lemon_skills.skills.selection import relevance
 from tests.helpers.skills import write_skill
 
 
@@ -81,7 +82,7 @@ def test_project_skill_wins_a_tie_with_a_global_one(project, project_skills, glo
     write_skill(project_skills, "python-lint", name="python lint", description=text)
     found = lemon_skills.find_relevant("ruff warnings", cwd=project)
     assert [e.source for e in found[:2]] == ["project", "global"]
-    scores = [m.score for m in api.matches("ruff warnings", cwd=project)]
+    scores = [m.score for m in relevance.matches("ruff warnings", cwd=project)]
     assert scores[0] == scores[1]
 
 
@@ -164,7 +165,7 @@ def test_cached_index_is_reused_and_a_corrupt_cache_is_ignored(
 
 def test_explained_parts_name_the_matched_terms(project, project_skills):
     _corpus(project_skills)
-    top = api.matches("deploy kuberntes", cwd=project)[0]
+    top = relevance.matches("deploy kuberntes", cwd=project)[0]
     assert top.entry.key == "kubernetes-deploy"
     assert "term:deploy" in top.parts
     assert any(k.startswith("term:kubernet<-") for k in top.parts)
@@ -174,7 +175,7 @@ def test_explained_parts_name_the_matched_terms(project, project_skills):
 
 def test_similarity_lifts_a_skill_no_word_matches(project, project_skills):
     _corpus(project_skills)
-    index = api.ranking_index(registry.view(project))
+    index = relevance.ranking_index(registry.view(project))
     pos = {e.key: i for i, e in enumerate(index.entries)}
     query = "ship the new build to the cluster"
     assert [m.entry.key for m in ranking.rank(index, query)][:1] != ["kubernetes-deploy"]
@@ -187,7 +188,7 @@ def test_similarity_lifts_a_skill_no_word_matches(project, project_skills):
 
 def test_low_similarity_alone_is_not_an_answer(project, project_skills):
     _corpus(project_skills)
-    index = api.ranking_index(registry.view(project))
+    index = relevance.ranking_index(registry.view(project))
     similar = dict.fromkeys(range(len(index.entries)), 0.25)
     assert ranking.rank(index, "bake sourdough bread", similar=similar) == []
 
@@ -232,7 +233,7 @@ def test_request_matching_only_passing_body_mentions_gets_nothing(project, proje
 
 def test_explain_shows_the_evidence_the_abstain_check_used(project, project_skills):
     _corpus(project_skills)
-    top = api.matches("tune postgres indexes", cwd=project)[0]
+    top = relevance.matches("tune postgres indexes", cwd=project)[0]
     assert top.entry.key == "postgres-tuning"
     assert top.parts["evidence"] >= ranking.DEFAULT_WEIGHTS.min_score
 
@@ -241,7 +242,7 @@ def test_compound_words_in_descriptions_also_count_as_their_parts(project, proje
     write_skill(project_skills, "web-crawler", description="Crawl any website and save its pages.")
     write_skill(project_skills, "seo-basics", description="Improve the search ranking of pages.")
     write_skill(project_skills, "site-reliability", description="Keep services up: on-call, SLOs.")
-    top = api.matches("save a site's pages", cwd=project)[0]
+    top = relevance.matches("save a site's pages", cwd=project)[0]
     assert top.entry.key == "web-crawler"
     assert "term:site" in top.parts
 

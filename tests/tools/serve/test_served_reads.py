@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 from lemon_skills import _yaml
 from lemon_skills.cli import main
 from lemon_skills.skills import api
-from lemon_skills.skills.format.manifest import split_frontmatter
+from lemon_skills.skills.format.frontmatter import split_frontmatter
 from lemon_skills.tool import ToolContext
 from lemon_skills.tools.read import read_skill
 from lemon_skills.tools.serve.server import Options, SkillServer

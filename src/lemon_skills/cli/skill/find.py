@@ -24,9 +24,9 @@ from lemon_skills.cli._output import (
     table,
 )
 from lemon_skills.search.metrics import load_cases
-from lemon_skills.skills import api
 from lemon_skills.skills.ranking.find import Match
 from lemon_skills.skills.ranking.tuning import Tuning
+from lemon_skills.skills.selection import evaluation, relevance
 
 
 @click.command("find")
@@ -57,7 +57,7 @@ def find_cmd(
     score, and evidence (the plain-IDF score the abstain bar is checked against); with
     --semantic also similarity and the semantic bonus.
     """
-    found = api.matches(
+    found = relevance.matches(
         " ".join(query),
         cwd=cwd,
         max_results=max_results,
@@ -103,7 +103,7 @@ def index_cmd(
     if not (quiet or as_json):
         note("indexing the skills visible here (about 10 s per 10,000 skills)...")
     start = time.perf_counter()
-    count = api.build_ranking_index(cwd=cwd, if_idle=if_idle)
+    count = relevance.build_ranking_index(cwd=cwd, if_idle=if_idle)
     seconds = round(time.perf_counter() - start, 3)
     if as_json:
         emit_json({"skills": count, "seconds": seconds, "skipped": count is None})
@@ -124,7 +124,7 @@ def _explain_none(
     agent: str | None,
 ) -> None:
     """The closest skills and why each stayed under the bar an answer must reach."""
-    near, bar = api.near_misses(
+    near, bar = relevance.near_misses(
         query, cwd=cwd, max_results=max_results, semantic=semantic, files=files, agent=agent
     )
     if not near:
@@ -189,12 +189,12 @@ def eval_cmd(
     others, i.e. what the constants are worth on queries their choice never saw.
     """
     cases = load_cases(queries_file)
-    report = api.evaluate_queries(
+    report = evaluation.evaluate_queries(
         cases, cwd=cwd, skills_dir=skills_dir, max_results=max_results, semantic=semantic
     )
     tuned = None
     if folds is not None:
-        tuned = api.cross_validate_queries(
+        tuned = evaluation.cross_validate_queries(
             cases,
             cwd=cwd,
             skills_dir=skills_dir,

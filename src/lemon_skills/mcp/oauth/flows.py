@@ -17,7 +17,7 @@ import httpx2
 from mcp.client.auth.utils import issuers_match
 from mcp.shared.auth import AuthorizationCodeResult, OAuthMetadata
 
-from lemon_skills.approvals import ApprovalContext
+from lemon_skills.approvals.records import ApprovalContext
 from lemon_skills.errors import McpAuthError
 from lemon_skills.mcp.sampling.policy import server_slug
 

@@ -39,7 +39,8 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl
 
-from lemon_skills.approvals import ApprovalContext, ApprovalStore
+from lemon_skills.approvals.records import ApprovalContext
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.errors import ConfigError, McpAuthError
 from lemon_skills.mcp.oauth import client, dpop
 from lemon_skills.mcp.oauth import tokens as token_cache

@@ -22,7 +22,8 @@ import mcp.types as types
 from mcp.client.session import ClientRequestContext, SamplingFnT
 from pydantic import ValidationError
 
-from lemon_skills.approvals import ApprovalContext, ApprovalStore
+from lemon_skills.approvals.records import ApprovalContext
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.errors import ConfigError
 from lemon_skills.mcp.sampling.policy import (
     DEFAULT_APPROVAL_TIMEOUT_S,

@@ -23,7 +23,8 @@ from typing import Any
 import httpx2
 from mcp.client.session import SamplingFnT
 
-from lemon_skills.approvals import DEFAULT_EXPIRES_IN_S, ApprovalContext, ApprovalStore
+from lemon_skills.approvals.records import DEFAULT_EXPIRES_IN_S, ApprovalContext
+from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.mcp.catalog.views import Approver
 from lemon_skills.mcp.config.entries import HttpServer, ServerConfig
 from lemon_skills.mcp.oauth.flows import AuthorizationObserverFn, CodeProviderFn

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from lemon_skills import approvals
-from lemon_skills.approvals import ApprovalContext
+from lemon_skills.approvals.records import ApprovalContext
 from lemon_skills.errors import ApprovalError, SkillWriteError
 from lemon_skills.paths import Scope
 from lemon_skills.skills.format.bundle import hash_dir

@@ -18,8 +18,9 @@ from typing import Any, Final, Literal
 from lemon_skills.errors import ManifestError, SkillWriteError
 from lemon_skills.paths import is_transient_name
 from lemon_skills.skills.audit.scan import audit_dir
+from lemon_skills.skills.format.frontmatter import split_frontmatter
 from lemon_skills.skills.format.lint import lint_text
-from lemon_skills.skills.format.manifest import parse_skill, split_frontmatter
+from lemon_skills.skills.format.manifest import parse_skill
 from lemon_skills.text.chars import find_invisible
 
 MAX_NAME: Final = 64

@@ -3,21 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from lemon_skills.paths import PathArg
 from lemon_skills.skills import api
 from lemon_skills.skills import prompt as prompt_mod
-from lemon_skills.skills.api import DoctorReport
 from lemon_skills.skills.catalog import enablement, registry
 from lemon_skills.skills.catalog.readiness import SkillStatus
 from lemon_skills.skills.catalog.registry import View
 from lemon_skills.skills.format.model import Entry
-from lemon_skills.skills.selection import activation
+from lemon_skills.skills.selection import activation, offer
 from lemon_skills.skills.usage.report import lifecycle_reasons
 
 #: Extra explainers (usage lifecycle, audit...) registered by other modules of the package.
 Explainer = Callable[[Entry, View], list[str]]
 EXPLAINERS: list[Explainer] = [lifecycle_reasons]
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """Why one skill is or is not active, in words."""
+
+    key: str
+    state: str
+    reasons: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form."""
+        return {"key": self.key, "state": self.state, "reasons": list(self.reasons)}
 
 
 def doctor(key: str | None = None, *, cwd: PathArg = None) -> list[DoctorReport]:
@@ -98,7 +111,7 @@ def _status_reasons(st: SkillStatus, v: View, key: str) -> list[str]:
 
 
 def _budget_reasons(entry: Entry, v: View) -> list[str]:
-    rendered = prompt_mod.render([], api.prompt_catalogue(v))
+    rendered = prompt_mod.render([], offer.prompt_catalogue(v))
     if entry.key in rendered.omitted:
         return [f"left out of the prompt catalogue: over the {rendered.budget}-character budget"]
     if entry.key in rendered.shortened:

@@ -21,13 +21,8 @@ from typing import Any, Literal
 from lemon_skills.errors import ManifestError
 from lemon_skills.paths import HARNESS_SKILL_ROOT, PROJECT_SKILL_ROOT, is_transient_name
 from lemon_skills.skills.catalog.discovery import SKILL_FILE
-from lemon_skills.skills.format.manifest import (
-    HOST_FIELDS,
-    LEMON_FIELDS,
-    SPEC_FIELDS,
-    parse_skill,
-    split_frontmatter,
-)
+from lemon_skills.skills.format.frontmatter import split_frontmatter
+from lemon_skills.skills.format.manifest import HOST_FIELDS, LEMON_FIELDS, SPEC_FIELDS, parse_skill
 from lemon_skills.text.chars import find_invisible, lookalike_reason
 
 Severity = Literal["error", "warning", "info"]

@@ -40,7 +40,7 @@ class SkillBundle:
 
 
 def _body_of(text: str) -> str:
-    from lemon_skills.skills.format.manifest import split_frontmatter
+    from lemon_skills.skills.format.frontmatter import split_frontmatter
 
     return split_frontmatter(text).body
 
@@ -79,7 +79,7 @@ def _remote_body(loader: RemoteText) -> str:
 
 def _read_body(path: str, root: Path | None) -> str:
     from lemon_skills.skills.format import confine
-    from lemon_skills.skills.format.manifest import split_frontmatter
+    from lemon_skills.skills.format.frontmatter import split_frontmatter
 
     try:
         return split_frontmatter(confine.read_text(path, root)).body

@@ -17,7 +17,8 @@ from typing import Any
 from lemon_skills.errors import ManifestError
 from lemon_skills.skills.catalog.discovery import Candidate, Loaded, Scan, diagnostic, file_sig
 from lemon_skills.skills.format import confine
-from lemon_skills.skills.format.manifest import FieldWarning, Manifest, split_frontmatter
+from lemon_skills.skills.format.frontmatter import FieldWarning, split_frontmatter
+from lemon_skills.skills.format.manifest import Manifest
 from lemon_skills.skills.format.model import Entry, SkillBundle
 
 RULES_DIR = (".cursor", "rules")

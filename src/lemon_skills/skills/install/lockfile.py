@@ -81,3 +81,14 @@ def put(path: Path, key: str, rec: dict[str, Any] | None) -> dict[str, Any] | No
         return None
     _fs.update_json(path, change, default=empty_lock)
     return previous
+
+
+def blocked_keys(scope: Scope, cwd: Path | None) -> frozenset[str]:
+    """Keys whose lock record in ``scope`` carries a ``block`` audit verdict."""
+    try:
+        found = records(lock_path(scope, cwd))
+    except ConfigError:
+        return frozenset()
+    return frozenset(
+        k for k, rec in found.items() if (rec.get("audit") or {}).get("verdict") == "block"
+    )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from lemon_skills import approvals
-from lemon_skills.approvals import Approval, ApprovalContext
+from lemon_skills.approvals.records import Approval, ApprovalContext
 from lemon_skills.errors import TrustPolicyViolation
 from lemon_skills.paths import Scope
 from lemon_skills.skills.audit.model import AuditFinding, FileInfo, Verdict

@@ -13,7 +13,7 @@ from typing import Any
 
 from lemon_skills import _yaml
 from lemon_skills.errors import ManifestError
-from lemon_skills.skills.format.manifest import split_frontmatter
+from lemon_skills.skills.format.frontmatter import split_frontmatter
 from lemon_skills.skills.remote.model import RemoteFile, RemoteSkill
 
 #: The largest file read from a server; a bigger one is refused before it is fetched.

@@ -20,11 +20,12 @@ from typing import Any
 
 from lemon_skills import _yaml
 from lemon_skills.errors import ManifestError
-from lemon_skills.skills.api import prompt_catalogue
 from lemon_skills.skills.catalog.registry import View
-from lemon_skills.skills.format.manifest import parse_skill, split_frontmatter
+from lemon_skills.skills.format.frontmatter import split_frontmatter
+from lemon_skills.skills.format.manifest import parse_skill
 from lemon_skills.skills.format.model import Entry
 from lemon_skills.skills.remote.model import ORIGINAL_NAME_KEY
+from lemon_skills.skills.selection.offer import prompt_catalogue
 from lemon_skills.skills.selection.profiles import Profile
 
 #: Bounds a served skill keeps within (the extension's own server-side limits).

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lemon_skills.skills import api
-from lemon_skills.skills.format.manifest import split_frontmatter
+from lemon_skills.skills.format.frontmatter import split_frontmatter
 from lemon_skills.tools.read import (
     MAX_FILE_READ,
     extract_section,

@@ -22,9 +22,9 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 
 from lemon_skills.context import current
-from lemon_skills.skills import api, remote
+from lemon_skills.skills import remote
 from lemon_skills.skills.catalog import registry
-from lemon_skills.skills.selection import profiles
+from lemon_skills.skills.selection import profiles, relevance
 from lemon_skills.tool import Tool, ToolContext
 from lemon_skills.tools.read import read_skill
 from lemon_skills.tools.serve import reading
@@ -285,7 +285,7 @@ class SkillServer:
         served = {s.entry.key for s in self.catalog.skills.values()}
         found = [
             m
-            for m in api.matches(
+            for m in relevance.matches(
                 query, cwd=self.options.cwd, max_results=limit, agent=self.options.agent
             )
             if m.entry.key in served

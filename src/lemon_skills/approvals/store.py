@@ -1,16 +1,5 @@
-"""Operator approvals: pending requests in SQLite that another process (or the host) decides.
-
-A caller creates an approval (tool, action payload, rationale, run/session/agent context,
-expiry) and waits; an operator resolves it with ``lemon approvals approve|deny ID`` or a host
-calls :func:`approve` / :func:`deny`. Waiters poll the database cheaply (``PRAGMA data_version``
-only changes when another connection commits), so no daemon is needed. The database lives at
-``<agent>/approvals.db`` (mode 0600, WAL, busy timeout) and carries a schema version.
-
-With a shared database configured (``lemon_skills.state``) the same statements run there: an
-approval asked on one machine is listed and decided on any other, and a decision wakes the
-waiter through LISTEN/NOTIFY. An unreachable database raises ``StateUnavailable``, so
-nothing that needs an approval runs.
-"""
+"""``ApprovalStore``: approvals created, decided, spent and waited for, in the SQLite file
+under the agent dir or in the shared database (``lemon_skills.state``)."""
 
 from __future__ import annotations
 
@@ -21,101 +10,32 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any
 
 import anyio
 import anyio.to_thread
 
-from lemon_skills import _sqlite, state
-from lemon_skills.errors import ApprovalError, ApprovalNotFound, ConfigError
+from lemon_skills import state
+from lemon_skills.approvals import table
+from lemon_skills.approvals.records import (
+    DEFAULT_EXPIRES_IN_S,
+    Approval,
+    ApprovalContext,
+    ApprovalStatus,
+    Decision,
+)
+from lemon_skills.errors import ApprovalError, ApprovalNotFound
 from lemon_skills.paths import agent_dir
-from lemon_skills.state import schema
 from lemon_skills.state.notify import Subscription
 from lemon_skills.state.postgres import Postgres
 
-ApprovalStatus = Literal["pending", "approved", "denied", "expired", "cancelled", "used"]
-Decision = Literal["approved", "denied"]
-
-#: Default lifetime of a pending approval (the original's ``approval_timeout_ms``).
-DEFAULT_EXPIRES_IN_S = 300.0
-SCHEMA_VERSION = schema.VERSION
-#: The NOTIFY channel a decision is announced on (payload: the approval id).
-CHANNEL = "lemon_approvals"
 #: How often a waiter on the shared database re-reads without a notification (a safety net).
 _RECHECK_S = 5.0
 #: How often an async waiter checks its subscription (an in-memory flag, no I/O).
 _ASYNC_TICK_S = 0.02
 _POLL_FIRST_S = 0.02
 _POLL_MAX_S = 0.25
-
-_SCHEMA = schema.sqlite_schema("approvals")
-_COLUMNS = (
-    "id, tool, action, rationale, run_id, session_key, agent_id, created_at, expires_at, "
-    "status, decided_by, decided_at, reason"
-)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalContext:
-    """Which run, session and agent asked (shown to the operator, used to find approvals)."""
-
-    run_id: str | None = None
-    session_key: str | None = None
-    agent_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Approval:
-    """One approval request and, once decided, its outcome."""
-
-    id: str
-    tool: str
-    action: Mapping[str, Any]
-    rationale: str
-    context: ApprovalContext = field(default_factory=ApprovalContext)
-    created_at: float
-    expires_at: float
-    status: ApprovalStatus
-    decided_by: str | None = None
-    decided_at: float | None = None
-    reason: str | None = None
-
-    @property
-    def approved(self) -> bool:
-        """True only for an operator's approval (never for expiry or cancellation)."""
-        return self.status == "approved"
-
-    @property
-    def pending(self) -> bool:
-        """True while nobody has decided and it has not expired or been cancelled."""
-        return self.status == "pending"
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (times as ISO-8601 UTC) used by ``lemon approvals --json``."""
-        return {
-            "id": self.id,
-            "tool": self.tool,
-            "action": dict(self.action),
-            "rationale": self.rationale,
-            "run_id": self.context.run_id,
-            "session_key": self.context.session_key,
-            "agent_id": self.context.agent_id,
-            "created_at": _iso(self.created_at),
-            "expires_at": _iso(self.expires_at),
-            "status": self.status,
-            "decided_by": self.decided_by,
-            "decided_at": _iso(self.decided_at) if self.decided_at is not None else None,
-            "reason": self.reason,
-        }
-
-
-class _Sql(Protocol):
-    """The ``execute`` both backends' connections offer (``?`` placeholders)."""
-
-    def execute(self, sql: str, args: Any = ..., /) -> Any: ...
 
 
 class ApprovalStore:
@@ -173,7 +93,7 @@ class ApprovalStore:
         payload = json.dumps(approval.action, sort_keys=True, ensure_ascii=False, default=str)
         with self._connect() as conn:
             conn.execute(
-                f"INSERT INTO approvals ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO approvals ({table.COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     approval.id,
                     tool,
@@ -217,13 +137,13 @@ class ApprovalStore:
                 args.append(value)
         if self.shared() is None and not self.path.exists():  # listing must not create it
             return []
-        sql = f"SELECT {_COLUMNS} FROM approvals"
+        sql = f"SELECT {table.COLUMNS} FROM approvals"
         if where:
             sql += " WHERE " + " AND ".join(where)
         with self._connect() as conn:
             self._expire_overdue(conn)
             rows = conn.execute(sql + " ORDER BY created_at, id", args).fetchall()
-        return [_from_row(r) for r in rows]
+        return [table.from_row(r) for r in rows]
 
     def approve(
         self, approval_id: str, *, by: str | None = None, reason: str | None = None
@@ -263,8 +183,8 @@ class ApprovalStore:
             )
             if cur.rowcount != 1:  # another process decided between our read and write
                 return self.decide(approval_id, decision, by=by, reason=reason)
-            _announce(conn, current.id)
-            return _lookup(conn, current.id)
+            table.announce(conn, current.id)
+            return table.lookup(conn, current.id)
 
     def spend(self, approval_id: str) -> bool:
         """Mark an approval that runs one call as ``used``; True for the one caller (of any
@@ -280,7 +200,7 @@ class ApprovalStore:
             )
             if cur.rowcount != 1:
                 return False
-            _announce(conn, approval_id)
+            table.announce(conn, approval_id)
             return True
 
     def cancel(self, approval_id: str) -> Approval:
@@ -292,8 +212,8 @@ class ApprovalStore:
                 (self._clock(), approval_id),
             )
             if cur.rowcount == 1:
-                _announce(conn, approval_id)
-            return _lookup(conn, approval_id)
+                table.announce(conn, approval_id)
+            return table.lookup(conn, approval_id)
 
     def wait(self, approval_id: str, *, timeout: float | None = None) -> Approval:
         """Block until the approval is decided or expires (or ``timeout`` seconds pass).
@@ -305,7 +225,7 @@ class ApprovalStore:
         deadline = None if timeout is None else time.monotonic() + timeout
         db = self.shared()
         if db is not None:
-            listener = db.listen(CHANNEL)
+            listener = db.listen(table.CHANNEL)
             try:
                 return self._wait_notified(listener, approval_id, deadline, _RECHECK_S)
             finally:
@@ -364,7 +284,7 @@ class ApprovalStore:
         """Check the process's subscription between short async sleeps (no thread is held
         while waiting) and re-read the approval when a notification arrived."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        listener = await anyio.to_thread.run_sync(db.listen, CHANNEL)
+        listener = await anyio.to_thread.run_sync(db.listen, table.CHANNEL)
         try:
             current = await anyio.to_thread.run_sync(self.get, approval_id)
             while current.pending:
@@ -431,33 +351,33 @@ class ApprovalStore:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self.cancel, approval.id)
 
-    def _check(self, conn: _Sql, approval_id: str) -> Approval:
+    def _check(self, conn: table.Sql, approval_id: str) -> Approval:
         """Look one approval up, marking it expired first when its time has passed."""
-        current = _lookup(conn, approval_id)
+        current = table.lookup(conn, approval_id)
         if current.pending and current.expires_at <= self._clock():
             conn.execute(
                 "UPDATE approvals SET status = 'expired', decided_at = expires_at "
                 "WHERE id = ? AND status = 'pending'",
                 (current.id,),
             )
-            current = _lookup(conn, current.id)
+            current = table.lookup(conn, current.id)
         return current
 
-    def _expire_overdue(self, conn: _Sql) -> None:
+    def _expire_overdue(self, conn: table.Sql) -> None:
         conn.execute(
             "UPDATE approvals SET status = 'expired', decided_at = expires_at "
             "WHERE status = 'pending' AND expires_at <= ?",
             (self._clock(),),
         )
 
-    def _connect_existing(self, approval_id: str) -> contextlib.AbstractContextManager[_Sql]:
+    def _connect_existing(self, approval_id: str) -> contextlib.AbstractContextManager[table.Sql]:
         """Connect for a lookup by id: without a database no approval exists, and none is made."""
         if self.shared() is None and not self.path.exists():
             raise ApprovalNotFound(approval_id)
         return self._connect()
 
     @contextlib.contextmanager
-    def _connect(self) -> Iterator[_Sql]:
+    def _connect(self) -> Iterator[table.Sql]:
         db = self.shared()
         if db is not None:
             with db.connection() as shared:
@@ -465,126 +385,12 @@ class ApprovalStore:
             return
         path = self.path
         try:
-            conn = _open(path)
+            conn = table.open_file(path)
         except sqlite3.DatabaseError as exc:
-            raise _corrupt(path, exc) from exc
+            raise table.corrupt(path, exc) from exc
         try:
             yield conn
         except sqlite3.DatabaseError as exc:
-            raise _corrupt(path, exc) from exc
+            raise table.corrupt(path, exc) from exc
         finally:
             conn.close()
-
-
-def _open(path: Path) -> sqlite3.Connection:
-    return _sqlite.connect(path, schema=_SCHEMA, version=SCHEMA_VERSION)
-
-
-def _announce(conn: _Sql, approval_id: str) -> None:
-    """Wake the waiters on the shared database (the SQLite file needs no announcement)."""
-    notify = getattr(conn, "notify", None)
-    if notify is not None:
-        notify(CHANNEL, approval_id)
-
-
-def _lookup(conn: _Sql, approval_id: str) -> Approval:
-    key = approval_id.strip().lower()
-    if not key or any(c not in "0123456789abcdef" for c in key):
-        raise ApprovalNotFound(approval_id)
-    rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM approvals WHERE id >= ? AND id < ? LIMIT 2",
-        (key, key + "g"),
-    ).fetchall()
-    if not rows:
-        raise ApprovalNotFound(approval_id)
-    if len(rows) > 1:
-        raise ApprovalError(
-            f"Approval id prefix {approval_id!r} is ambiguous",
-            approval_id=approval_id,
-            hint="give more characters of the id",
-        )
-    return _from_row(rows[0])
-
-
-def _from_row(row: tuple[Any, ...]) -> Approval:
-    (aid, tool, action, rationale, run_id, session_key, agent_id, created, expires, status) = row[
-        :10
-    ]
-    return Approval(
-        id=aid,
-        tool=tool,
-        action=json.loads(action),
-        rationale=rationale,
-        context=ApprovalContext(run_id=run_id, session_key=session_key, agent_id=agent_id),
-        created_at=created,
-        expires_at=expires,
-        status=status,
-        decided_by=row[10],
-        decided_at=row[11],
-        reason=row[12],
-    )
-
-
-def _corrupt(path: Path, exc: sqlite3.DatabaseError) -> ConfigError:
-    return ConfigError(
-        f"approvals database is unusable ({exc})",
-        path=path,
-        hint="move the file away; pending approvals in it will have to be requested again",
-    )
-
-
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def default_store() -> ApprovalStore:
-    """The store under the current agent dir (resolved at each call)."""
-    return ApprovalStore()
-
-
-def request(
-    tool: str,
-    action: Mapping[str, Any],
-    *,
-    rationale: str,
-    context: ApprovalContext | None = None,
-    timeout: float = DEFAULT_EXPIRES_IN_S,
-) -> Approval:
-    """Ask for an approval and block until it is decided or expires; see ``ApprovalStore``."""
-    return default_store().request(
-        tool, action, rationale=rationale, context=context, timeout=timeout
-    )
-
-
-async def arequest(
-    tool: str,
-    action: Mapping[str, Any],
-    *,
-    rationale: str,
-    context: ApprovalContext | None = None,
-    timeout: float = DEFAULT_EXPIRES_IN_S,
-) -> Approval:
-    """Async :func:`request`."""
-    return await default_store().arequest(
-        tool, action, rationale=rationale, context=context, timeout=timeout
-    )
-
-
-def approve(approval_id: str, *, by: str | None = None, reason: str | None = None) -> Approval:
-    """Approve a pending approval in the default store."""
-    return default_store().approve(approval_id, by=by, reason=reason)
-
-
-def deny(approval_id: str, *, by: str | None = None, reason: str | None = None) -> Approval:
-    """Deny a pending approval in the default store."""
-    return default_store().deny(approval_id, by=by, reason=reason)
-
-
-def get(approval_id: str) -> Approval:
-    """Look up an approval by id or unique prefix in the default store."""
-    return default_store().get(approval_id)
-
-
-def list_approvals(*, status: ApprovalStatus | None = "pending") -> list[Approval]:
-    """Approvals in the default store (pending ones unless ``status`` says otherwise)."""
-    return default_store().list(status=status)
