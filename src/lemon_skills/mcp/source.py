@@ -27,10 +27,13 @@ from lemon_skills import settings as settings_mod
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.context import current
 from lemon_skills.errors import McpConnectError, McpToolError, UsageError
+from lemon_skills.mcp.catalog import reads
 from lemon_skills.mcp.catalog.build import ToolSpec
-from lemon_skills.mcp.catalog.views import SourceCore, View
+from lemon_skills.mcp.catalog.calls import SourceCore
+from lemon_skills.mcp.catalog.views import View
 from lemon_skills.mcp.config import resolve
 from lemon_skills.mcp.output.report import ListingKind, Report, collect, require_server
+from lemon_skills.mcp.output.status import directory_status
 from lemon_skills.mcp.sampling.handler import DelegateFn
 from lemon_skills.mcp.session.deadline import OnProgressFn
 from lemon_skills.mcp.session.factories import HostDecision, call_approver, oauth_factory
@@ -405,7 +408,7 @@ class McpSource:
             for h in view.handles:
                 if h.name == server:
                     try:
-                        return await core.read_bytes(h, uri, limit)
+                        return await reads.read_bytes(core.manager, h, uri, limit)
                     except ValueError as exc:
                         raise McpToolError(str(exc), server=server) from None
             raise McpToolError(f"no MCP server {server!r} here", server=server)
@@ -425,7 +428,7 @@ class McpSource:
                 out.append((h.name, [], [f"server is not connected: {h.last_error}"], NO_HINT))
                 continue
             try:
-                skills, problems, hint = await core.skills(h, limit)
+                skills, problems, hint = await reads.skills(core.manager, h, limit)
             except McpToolError as exc:
                 out.append((h.name, [], [str(exc)], NO_HINT))
                 continue
@@ -479,7 +482,7 @@ class McpSource:
         )
 
     async def _status(self, where: Path) -> dict[str, Any]:
-        out = self._need_core().status(where)
+        out = directory_status(self._need_core(), where)
         out["refresh_interval_ms"] = self.refresh_interval_ms
         return out
 

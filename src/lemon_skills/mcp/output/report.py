@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from lemon_skills.errors import McpError, McpToolError
+from lemon_skills.mcp.catalog import reads
 from lemon_skills.mcp.config.entries import ServerConfig
 from lemon_skills.mcp.config.resolve import ResolvedConfig, server_called
 
 if TYPE_CHECKING:
-    from lemon_skills.mcp.catalog.views import SourceCore, View
+    from lemon_skills.mcp.catalog.views import View, Views
     from lemon_skills.mcp.session.handle import ServerHandle
 
 ListingKind = Literal["tools", "resources", "prompts"]
@@ -86,7 +87,7 @@ def down(h: ServerHandle) -> ServerProblem | None:
     return ServerProblem(server=h.name, state=state, error=reason)
 
 
-async def collect(core: SourceCore, view: View, kind: ListingKind, server: str | None) -> Report:
+async def collect(core: Views, view: View, kind: ListingKind, server: str | None) -> Report:
     """The report of ``kind`` for an up-to-date ``view`` (``server`` already checked)."""
     handles = [h for h in view.handles if server is None or h.name == server]
     problems = [p for h in handles if (p := down(h)) is not None]
@@ -99,7 +100,8 @@ async def collect(core: SourceCore, view: View, kind: ListingKind, server: str |
             if not h.connected or not h.listing.capabilities.get(kind):
                 continue
             try:
-                listed = await (core.resources(h) if kind == "resources" else core.prompts(h))
+                read = reads.resources if kind == "resources" else reads.prompts
+                listed = await read(core.manager, h)
             except McpToolError as exc:
                 reason = str(exc).removeprefix(f"MCP server {h.name!r}: ")
                 problems.append(ServerProblem(server=h.name, state="error", error=reason))

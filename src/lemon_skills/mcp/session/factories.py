@@ -24,7 +24,7 @@ import httpx2
 from mcp.client.session import SamplingFnT
 
 from lemon_skills.approvals import DEFAULT_EXPIRES_IN_S, ApprovalContext, ApprovalStore
-from lemon_skills.mcp.catalog.views import Approver
+from lemon_skills.mcp.catalog.calls import Approver
 from lemon_skills.mcp.config.entries import HttpServer, ServerConfig
 from lemon_skills.mcp.oauth.flows import AuthorizationObserverFn, CodeProviderFn
 from lemon_skills.mcp.oauth.provider import LemonOAuthProvider, build_auth

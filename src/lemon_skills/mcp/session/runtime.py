@@ -25,7 +25,7 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from lemon_skills.errors import UsageError
-from lemon_skills.mcp.catalog.views import SourceCore
+from lemon_skills.mcp.catalog.calls import SourceCore
 from lemon_skills.mcp.session._loop import SyncLoop
 from lemon_skills.mcp.session.manager import McpManager
 
