@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from lemon_skills.errors import McpError, McpToolError
@@ -20,6 +21,7 @@ from lemon_skills.mcp.config.resolve import ResolvedConfig, server_called
 if TYPE_CHECKING:
     from lemon_skills.mcp.catalog.views import View, Views
     from lemon_skills.mcp.session.handle import ServerHandle
+    from lemon_skills.mcp.session.manager import ProgressFn
 
 ListingKind = Literal["tools", "resources", "prompts"]
 
@@ -85,6 +87,30 @@ def down(h: ServerHandle) -> ServerProblem | None:
     state = "failed" if h.state == "connected" else h.state
     reason = h.last_error or ("still starting" if state == "connecting" else "not connected")
     return ServerProblem(server=h.name, state=state, error=reason)
+
+
+async def directory_report(
+    core: Views,
+    where: Path,
+    kind: ListingKind,
+    server: str | None,
+    progress: ProgressFn | None,
+    *,
+    refresh: bool,
+) -> Report:
+    """The report of ``kind`` for ``where`` (or only ``server``), brought up to date first;
+    ``refresh``: also refresh the expired views (nothing else does between calls).
+
+    Raises:
+        McpError: ``server`` names no configured server.
+    """
+    if server is not None:
+        require_server(core.view(where).config, server)
+    if refresh and server is None:
+        await core.refresh_expired()
+    only = None if server is None else (server,)
+    view = await core.discover(where, progress=progress, only=only)
+    return await collect(core, view, kind, server)
 
 
 async def collect(core: Views, view: View, kind: ListingKind, server: str | None) -> Report:
