@@ -10,7 +10,7 @@ the call comes from.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -18,24 +18,23 @@ from typing import Any
 from lemon_skills import settings as settings_mod
 from lemon_skills.approvals import ApprovalStore
 from lemon_skills.context import current
-from lemon_skills.errors import McpConnectError
 from lemon_skills.mcp.catalog.build import ToolSpec
 from lemon_skills.mcp.catalog.calls import SourceCore
 from lemon_skills.mcp.catalog.views import View
-from lemon_skills.mcp.output.report import ListingKind, Report, directory_report, require_server
+from lemon_skills.mcp.output.report import ListingKind, Report, directory_report
 from lemon_skills.mcp.output.status import directory_status
 from lemon_skills.mcp.sampling.handler import DelegateFn
 from lemon_skills.mcp.session.deadline import OnProgressFn
 from lemon_skills.mcp.session.factories import HostDecision, call_approver, oauth_factory
 from lemon_skills.mcp.session.factories import sampling_factory as default_sampling
-from lemon_skills.mcp.session.manager import (
+from lemon_skills.mcp.session.lifecycle import (
     AuthFactory,
     ElicitationFactory,
-    McpManager,
     ProgressFn,
     SamplingFactory,
     TransportFactory,
 )
+from lemon_skills.mcp.session.manager import McpManager
 from lemon_skills.mcp.session.runtime import Runtime
 from lemon_skills.mcp.skills import served
 from lemon_skills.paths import PathArg, resolve_cwd
@@ -103,8 +102,9 @@ class McpSource:
         }
         self._approver = call_approver(approvals=approvals, decide=approve_call)
         self._rt = Runtime(self._new_core, factories, self.refresh_interval_ms / 1000)
-        self._skill_servers = served.SkillServers(
-            self._servers, include_config=include_config, disabled=disabled
+        #: The servers' skills (SEP-2640) for the skills layer, which verifies what they serve.
+        self.skills = served.ServedSkills(
+            self._rt, self._dir, self._servers, include_config=include_config, disabled=disabled
         )
 
     # -- async API ---------------------------------------------------------------------
@@ -171,7 +171,7 @@ class McpSource:
                 )
         where = self._dir(cwd)
         return await self._rt.arun(
-            lambda: self._call(name, args, where, timeout, on_progress, approved)
+            lambda: self._rt.need_core().call(name, args, where, timeout, on_progress, approved)
         )
 
     def needs_approval(self, name: str, cwd: PathArg = None) -> bool | None:
@@ -269,7 +269,9 @@ class McpSource:
                     lambda: core.invoke(spec, args, timeout=timeout, on_progress=on_progress)
                 )
         where = self._dir(cwd)
-        return self._rt.run(lambda: self._call(name, args, where, timeout, on_progress, False))
+        return self._rt.run(
+            lambda: self._rt.need_core().call(name, args, where, timeout, on_progress, False)
+        )
 
     def get_tool(self, name: str, cwd: PathArg = None) -> Tool | None:
         """The tool called ``name`` among ``discover_tools(cwd)``, if any."""
@@ -338,7 +340,7 @@ class McpSource:
             McpError: ``server`` names no configured server, or it cannot be reached.
         """
         where = self._dir(cwd)
-        return self._rt.run(lambda: self._approve_changes(where, server))
+        return self._rt.run(lambda: self._rt.need_core().approve_server(where, server))
 
     def close(self) -> None:
         """Stop every server and release the loop (idempotent)."""
@@ -349,35 +351,6 @@ class McpSource:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # -- skills (SEP-2640): metadata listing and verified reads happen in the skills layer --
-
-    def skill_servers(self, cwd: PathArg, switches: Mapping[str, bool] | None = None) -> list[str]:
-        """Servers of ``cwd`` whose skills are on (``resolve.skill_servers``: the user's
-        ``<server>:*`` switches, else the entries). Reads config only; nothing is started."""
-        return self._skill_servers.of(self._dir(cwd), switches)
-
-    def skill_generation(self, cwd: PathArg, servers: Collection[str]) -> tuple[object, ...]:
-        """Changes when one of ``servers`` reconnected or said its resources changed."""
-        where = self._dir(cwd)
-        return self._rt.run(lambda: served.generation(self._rt.need_core(), where, servers))
-
-    def skill_listings(
-        self, cwd: PathArg, servers: Collection[str], *, limit: int
-    ) -> list[served.Listing]:
-        """``(server, skills, problems, cache hints)`` for each of ``servers`` (connecting
-        only those)."""
-        where = self._dir(cwd)
-        return self._rt.run(lambda: served.listings(self._rt.need_core(), where, servers, limit))
-
-    def read_skill_file(self, cwd: PathArg, server: str, uri: str, *, limit: int) -> bytes:
-        """Resource ``uri`` of ``server`` as bytes (the caller verifies it).
-
-        Raises:
-            McpError: the server is unknown or down, or the read failed.
-        """
-        where = self._dir(cwd)
-        return self._rt.run(lambda: served.read(self._rt.need_core(), where, server, uri, limit))
 
     def _dir(self, cwd: PathArg) -> Path:
         return resolve_cwd(cwd) if cwd is not None else (self._cwd or Path.cwd())
@@ -399,36 +372,10 @@ class McpSource:
         view = await core.discover(where, force=force, progress=progress)
         return self._rt.tools(view)
 
-    async def _call(
-        self,
-        name: str,
-        params: dict[str, Any],
-        where: Path,
-        timeout: float | None,
-        on_progress: OnProgressFn | None,
-        approved: bool,
-    ) -> ToolResult:
-        core = self._rt.need_core()
-        spec = await core.resolve(name, where)
-        return await core.invoke(
-            spec, params, timeout=timeout, on_progress=on_progress, approved=approved
-        )
-
     async def _status(self, where: Path) -> dict[str, Any]:
         out = directory_status(self._rt.need_core(), where)
         out["refresh_interval_ms"] = self.refresh_interval_ms
         return out
-
-    async def _approve_changes(self, where: Path, server: str) -> list[str]:
-        core = self._rt.need_core()
-        require_server(core.view(where).config, server)
-        view = await core.discover(where, force=True, only=(server,))
-        handle = next(h for h in view.handles if h.name == server)
-        if not handle.connected:
-            raise McpConnectError(
-                f"cannot list its tools: {handle.last_error or 'not connected'}", server=server
-            )
-        return core.approve_changes(handle)
 
     async def _specs(self, where: Path) -> list[ToolSpec]:
         core = self._rt.need_core()

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from mcp import Client
 
 from lemon_skills import state
-from lemon_skills.errors import McpToolError
+from lemon_skills.errors import McpConnectError, McpToolError
 from lemon_skills.mcp.catalog import reads
 from lemon_skills.mcp.catalog.build import ToolSpec
 from lemon_skills.mcp.catalog.views import Views
+from lemon_skills.mcp.output.report import require_server
 from lemon_skills.mcp.output.results import json_result, tool_result
 from lemon_skills.mcp.output.spill import over_budget, spill
 from lemon_skills.mcp.session.deadline import OnProgressFn
@@ -53,6 +55,36 @@ class SourceCore(Views):
             cache_ttl_s=cache_ttl_s,
         )
         self.approver = approver
+
+    async def call(
+        self,
+        name: str,
+        params: dict[str, Any],
+        cwd: Path,
+        timeout: float | None,
+        on_progress: OnProgressFn | None,
+        approved: bool,
+    ) -> ToolResult:
+        """Call the tool ``name`` of ``cwd`` (see ``resolve`` and ``invoke``)."""
+        spec = await self.resolve(name, cwd)
+        return await self.invoke(
+            spec, params, timeout=timeout, on_progress=on_progress, approved=approved
+        )
+
+    async def approve_server(self, cwd: Path, server: str) -> list[str]:
+        """Pin the tools ``server`` of ``cwd`` lists now (see ``approve_changes``).
+
+        Raises:
+            McpError: ``server`` names no configured server, or it cannot be reached.
+        """
+        require_server(self.view(cwd).config, server)
+        view = await self.discover(cwd, force=True, only=(server,))
+        handle = next(h for h in view.handles if h.name == server)
+        if not handle.connected:
+            raise McpConnectError(
+                f"cannot list its tools: {handle.last_error or 'not connected'}", server=server
+            )
+        return self.approve_changes(handle)
 
     async def invoke(
         self,

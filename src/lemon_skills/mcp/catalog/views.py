@@ -26,7 +26,8 @@ from lemon_skills.mcp.catalog.build import CatalogEntry, ToolSpec, build
 from lemon_skills.mcp.catalog.naming import NameConflict
 from lemon_skills.mcp.config import resolve
 from lemon_skills.mcp.session.handle import ServerHandle
-from lemon_skills.mcp.session.manager import McpManager, ProgressFn
+from lemon_skills.mcp.session.lifecycle import ProgressFn
+from lemon_skills.mcp.session.manager import McpManager
 from lemon_skills.telemetry import otel
 
 #: Catalogue versions, unique across views (tool objects are cached per version).

@@ -21,7 +21,7 @@ from lemon_skills.mcp.config.resolve import ResolvedConfig, server_called
 if TYPE_CHECKING:
     from lemon_skills.mcp.catalog.views import View, Views
     from lemon_skills.mcp.session.handle import ServerHandle
-    from lemon_skills.mcp.session.manager import ProgressFn
+    from lemon_skills.mcp.session.lifecycle import ProgressFn
 
 ListingKind = Literal["tools", "resources", "prompts"]
 

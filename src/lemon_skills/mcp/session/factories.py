@@ -30,7 +30,7 @@ from lemon_skills.mcp.oauth.flows import AuthorizationObserverFn, CodeProviderFn
 from lemon_skills.mcp.oauth.provider import LemonOAuthProvider, build_auth
 from lemon_skills.mcp.sampling.handler import DelegateFn, sampling_callback
 from lemon_skills.mcp.session.connect import expand
-from lemon_skills.mcp.session.manager import AuthFactory, SamplingFactory
+from lemon_skills.mcp.session.lifecycle import AuthFactory, SamplingFactory
 
 #: The host's decision on one tool call: ``decide({"server", "tool", "name", "arguments"})``.
 HostDecision = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]

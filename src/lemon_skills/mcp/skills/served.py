@@ -4,33 +4,44 @@ layer's work; nothing here trusts a byte."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 from lemon_skills.errors import McpToolError
 from lemon_skills.mcp.catalog import reads
 from lemon_skills.mcp.catalog.views import Views
 from lemon_skills.mcp.config import resolve
+from lemon_skills.mcp.session.runtime import Runtime
 from lemon_skills.mcp.skills.client import NO_HINT, CacheHint, WireSkill
+from lemon_skills.paths import PathArg
 
 #: ``(server, skills, problems, cache hints)`` for one server.
 Listing = tuple[str, list[WireSkill], list[str], CacheHint]
 
 
-class SkillServers:
-    """The servers of a directory whose skills are on, from config alone (cached per config)."""
+class ServedSkills:
+    """The served skills of an ``McpSource``'s servers (``McpSource.skills``)."""
 
     def __init__(
-        self, servers: Sequence[object] | None, *, include_config: bool, disabled: bool | None
+        self,
+        runtime: Runtime,
+        where: Callable[[PathArg], Path],
+        servers: Sequence[object] | None,
+        *,
+        include_config: bool,
+        disabled: bool | None,
     ) -> None:
+        self._rt = runtime
+        self._dir = where
         self._servers = servers
         self._include_config = include_config
         self._disabled = disabled
         self._cache: dict[Path, tuple[object, list[str]]] = {}
 
-    def of(self, where: Path, switches: Mapping[str, bool] | None) -> list[str]:
-        """``resolve.skill_servers`` of ``where``: the user's ``<server>:*`` switches, else the
-        entries. Reads config only; nothing is started."""
+    def servers(self, cwd: PathArg, switches: Mapping[str, bool] | None = None) -> list[str]:
+        """Servers of ``cwd`` whose skills are on (``resolve.skill_servers``: the user's
+        ``<server>:*`` switches, else the entries). Reads config only; nothing is started."""
+        where = self._dir(cwd)
         fp = resolve.fingerprint(where, self._servers, include_config=self._include_config)
         key = (where, fp, tuple(sorted((switches or {}).items())))
         hit = self._cache.get(where)
@@ -46,16 +57,35 @@ class SkillServers:
         self._cache[where] = (key, names)
         return names
 
+    def generation(self, cwd: PathArg, servers: Collection[str]) -> tuple[object, ...]:
+        """Changes when one of ``servers`` reconnected or said its resources changed."""
+        where = self._dir(cwd)
+        return self._rt.run(lambda: _generation(self._rt.need_core(), where, servers))
 
-async def generation(core: Views, where: Path, servers: Collection[str]) -> tuple[object, ...]:
-    """Changes when one of ``servers`` reconnected or said its resources changed."""
+    def listings(self, cwd: PathArg, servers: Collection[str], *, limit: int) -> list[Listing]:
+        """``(server, skills, problems, cache hints)`` for each of ``servers`` (connecting
+        only those)."""
+        where = self._dir(cwd)
+        return self._rt.run(lambda: _listings(self._rt.need_core(), where, servers, limit))
+
+    def read(self, cwd: PathArg, server: str, uri: str, *, limit: int) -> bytes:
+        """Resource ``uri`` of ``server`` as bytes (the caller verifies it).
+
+        Raises:
+            McpError: the server is unknown or down, or the read failed.
+        """
+        where = self._dir(cwd)
+        return self._rt.run(lambda: _read(self._rt.need_core(), where, server, uri, limit))
+
+
+async def _generation(core: Views, where: Path, servers: Collection[str]) -> tuple[object, ...]:
     view = core.view(where)
     return tuple((h.name, id(h.conn), h.skills_version) for h in view.handles if h.name in servers)
 
 
-async def listings(core: Views, where: Path, servers: Collection[str], limit: int) -> list[Listing]:
-    """The listing of each of ``servers`` (connecting only those); a server that is down or
-    refuses the listing gets its problem instead."""
+async def _listings(
+    core: Views, where: Path, servers: Collection[str], limit: int
+) -> list[Listing]:
     view = await core.discover(where, only=list(servers))
     out: list[Listing] = []
     for h in view.handles:
@@ -73,12 +103,7 @@ async def listings(core: Views, where: Path, servers: Collection[str], limit: in
     return out
 
 
-async def read(core: Views, where: Path, server: str, uri: str, limit: int) -> bytes:
-    """Resource ``uri`` of ``server`` as bytes (the caller verifies it).
-
-    Raises:
-        McpToolError: the server is unknown or down, or the read failed.
-    """
+async def _read(core: Views, where: Path, server: str, uri: str, limit: int) -> bytes:
     view = await core.discover(where, only=[server])
     for h in view.handles:
         if h.name == server:
