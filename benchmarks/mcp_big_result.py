@@ -111,15 +111,15 @@ def _big(args: tuple[Any, ...], big: int) -> bool:
 def instrument(meter: Meter, reader: str, big: int) -> None:
     import mcp.client.stdio
 
-    import lemon_skills.mcp.catalog.views as views
+    import lemon_skills.mcp.catalog.calls as calls
     from lemon_skills.mcp.transport import stdio
 
     if reader == "sdk":
         wrap(mcp.client.stdio, "_parse_line", "read", "parse", meter, big)
     else:
         wrap(stdio, "parse_line", "read", "parse", meter, big)
-    wrap(views, "tool_result", "session validation", "lemon conversion", meter, big)
-    wrap(views, "spill", "(between)", "lemon cut and save", meter, big)
+    wrap(calls, "tool_result", "session validation", "lemon conversion", meter, big)
+    wrap(calls, "spill", "(between)", "lemon cut and save", meter, big)
 
 
 def main() -> None:

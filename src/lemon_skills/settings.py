@@ -20,7 +20,7 @@ from lemon_skills.context import current
 #: is checked against them). Injected, so the skills core never imports the MCP layer.
 McpServerNamesFn = Callable[[Path | None], Collection[str]]
 #: Given an MCP entry, a transport to use instead of its own (``None``: its own); typed loosely
-#: so this module never imports the MCP layer (see ``lemon_skills.mcp.session.manager``).
+#: so this module never imports the MCP layer (see ``lemon_skills.mcp.session.lifecycle``).
 McpTransportFn = Callable[[Any], Any]
 
 _UNSET: Any = object()

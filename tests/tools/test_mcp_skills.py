@@ -95,25 +95,27 @@ def test_a_server_is_switched_on_and_off_by_its_star_setting(project: Path):
 
 
 class FakeMcp:
-    """The parts of an McpSource the skill source uses, counting what it was asked."""
+    """The part of an McpSource the skill source uses (``McpSource.skills``), counting what
+    it was asked."""
 
     def __init__(self, servers: list[str]) -> None:
-        self.servers = servers
-        self.generation = 0
+        self.skills = self
+        self.names = servers
+        self.changes = 0
         self.listed = 0
         self.reads: list[tuple[str, str]] = []
 
-    def skill_servers(self, cwd: Path, switch: dict[str, bool]) -> list[str]:
-        return [s for s in self.servers if switch.get(s)]
+    def servers(self, cwd: Path, switch: dict[str, bool]) -> list[str]:
+        return [s for s in self.names if switch.get(s)]
 
-    def skill_generation(self, cwd: Path, names: list[str]) -> int:
-        return self.generation
+    def generation(self, cwd: Path, names: list[str]) -> int:
+        return self.changes
 
-    def skill_listings(self, where: Path, names: tuple[str, ...], *, limit: int) -> list[Any]:
+    def listings(self, where: Path, names: tuple[str, ...], *, limit: int) -> list[Any]:
         self.listed += 1
         return [(n, [wire("skill://pdf/SKILL.md", "pdf")], [], NO_HINT) for n in names]
 
-    def read_skill_file(self, where: Path, server: str, uri: str, *, limit: int) -> bytes:
+    def read(self, where: Path, server: str, uri: str, *, limit: int) -> bytes:
         self.reads.append((server, uri))
         return b"data"
 
@@ -133,7 +135,7 @@ def test_listings_are_kept_until_the_server_reports_a_change(project: Path):
     (listing,) = source.listings(project)
     assert listing.server == "srv" and [s.key for s in listing.skills] == ["srv:pdf"]
     assert source.listings(project) == [listing] and mcp.listed == 1
-    mcp.generation += 1  # list_changed
+    mcp.changes += 1  # list_changed
     source.listings(project)
     assert mcp.listed == 2
     assert listing.fetch("skill://pdf/SKILL.md", 100) == b"data"

@@ -35,7 +35,7 @@ from mcp.client.session import ClientRequestContext
 from lemon_skills.errors import McpConnectError, McpError
 from lemon_skills.mcp.oauth.provider import AuthorizationRequest
 from lemon_skills.mcp.session.factories import oauth_factory
-from lemon_skills.mcp.session.manager import AuthFactory
+from lemon_skills.mcp.session.lifecycle import AuthFactory
 from lemon_skills.mcp.source import McpSource
 
 logger = logging.getLogger("lemon_skills.conformance")

@@ -1,52 +1,44 @@
 """``McpSource``: MCP servers as agent tools, for synchronous and asynchronous hosts.
 
-Two ways to run it:
-
-* **async** — ``async with McpSource(...) as source:`` runs the manager (one task per server)
-  and a periodic refresh inside the caller's event loop: structured concurrency, no threads.
-  Use the ``a``-prefixed methods (``await source.adiscover_tools()``).
-* **sync** — ``source = McpSource(...)`` then ``source.discover_tools()``, ``call_tool()``...
-  The sessions live on a private event loop that is driven by the calling thread during each
-  call (see ``_loop.py`` for why this beats a background loop thread: about 10 microseconds
-  per call instead of about 100). Close it with ``close()`` or ``with McpSource() as s:``;
-  an exit hook closes forgotten sources so no server process outlives the program. In this
-  mode the periodic refresh is evaluated at each call (nothing runs between calls).
-
-Tool objects returned by ``discover_tools`` are bound to the server that listed them, so a
-project server's tool stays callable whatever directory the call comes from.
+``async with McpSource(...) as source:`` runs the sessions in the caller's event loop (use the
+``a``-prefixed methods); ``source = McpSource(...)`` then ``source.discover_tools()`` runs them
+on a private loop driven by the calling thread during each call, closed by ``close()`` or at
+exit (``session/runtime.py`` says how). Tool objects returned by ``discover_tools`` are bound
+to the server that listed them, so a project server's tool stays callable whatever directory
+the call comes from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NamedTuple
+from typing import Any
 
 from lemon_skills import settings as settings_mod
 from lemon_skills.approvals.store import ApprovalStore
 from lemon_skills.context import current
-from lemon_skills.errors import McpConnectError, McpToolError, UsageError
 from lemon_skills.mcp.catalog.build import ToolSpec
-from lemon_skills.mcp.catalog.views import SourceCore, View
-from lemon_skills.mcp.config import resolve
-from lemon_skills.mcp.output.report import ListingKind, Report, collect, require_server
+from lemon_skills.mcp.catalog.calls import SourceCore
+from lemon_skills.mcp.catalog.views import View
+from lemon_skills.mcp.output.report import ListingKind, Report, directory_report
+from lemon_skills.mcp.output.status import directory_status
 from lemon_skills.mcp.sampling.handler import DelegateFn
 from lemon_skills.mcp.session.deadline import OnProgressFn
 from lemon_skills.mcp.session.factories import HostDecision, call_approver, oauth_factory
 from lemon_skills.mcp.session.factories import sampling_factory as default_sampling
-from lemon_skills.mcp.session.manager import (
+from lemon_skills.mcp.session.lifecycle import (
     AuthFactory,
     ElicitationFactory,
-    McpManager,
     ProgressFn,
     SamplingFactory,
     TransportFactory,
 )
+from lemon_skills.mcp.session.manager import McpManager
 from lemon_skills.mcp.session.runtime import Runtime
-from lemon_skills.mcp.skills.client import NO_HINT, CacheHint, WireSkill
+from lemon_skills.mcp.skills import served
 from lemon_skills.paths import PathArg, resolve_cwd
-from lemon_skills.tool import Tool, ToolContext, ToolResult
+from lemon_skills.tool import Tool, ToolResult
 
 
 class McpSource:
@@ -110,8 +102,10 @@ class McpSource:
         }
         self._approver = call_approver(approvals=approvals, decide=approve_call)
         self._rt = Runtime(self._new_core, factories, self.refresh_interval_ms / 1000)
-        self._tools: dict[tuple[Path, int], list[Tool]] = {}
-        self._skill_servers: dict[Path, tuple[object, list[str]]] = {}
+        #: The servers' skills (SEP-2640) for the skills layer, which verifies what they serve.
+        self.skills = served.ServedSkills(
+            self._rt, self._dir, self._servers, include_config=include_config, disabled=disabled
+        )
 
     # -- async API ---------------------------------------------------------------------
 
@@ -176,8 +170,9 @@ class McpSource:
                     spec, args, timeout=timeout, on_progress=on_progress, approved=approved
                 )
         where = self._dir(cwd)
-        opts = _CallOptions(timeout, on_progress, approved)
-        return await self._rt.arun(lambda: self._call(name, args, where, opts))
+        return await self._rt.arun(
+            lambda: self._rt.need_core().call(name, args, where, timeout, on_progress, approved)
+        )
 
     def needs_approval(self, name: str, cwd: PathArg = None) -> bool | None:
         """Whether a call to ``name`` waits for approval (its server's ``approve`` policy,
@@ -236,7 +231,11 @@ class McpSource:
             McpError: ``server`` names no configured server (the hint names the known ones).
         """
         where = self._dir(cwd)
-        return await self._rt.arun(lambda: self._report(where, kind, server, progress))
+        return await self._rt.arun(
+            lambda: directory_report(
+                self._rt.need_core(), where, kind, server, progress, refresh=not self._rt.owned
+            )
+        )
 
     # -- sync API ----------------------------------------------------------------------
 
@@ -270,8 +269,9 @@ class McpSource:
                     lambda: core.invoke(spec, args, timeout=timeout, on_progress=on_progress)
                 )
         where = self._dir(cwd)
-        opts = _CallOptions(timeout, on_progress, False)
-        return self._rt.run(lambda: self._call(name, args, where, opts))
+        return self._rt.run(
+            lambda: self._rt.need_core().call(name, args, where, timeout, on_progress, False)
+        )
 
     def get_tool(self, name: str, cwd: PathArg = None) -> Tool | None:
         """The tool called ``name`` among ``discover_tools(cwd)``, if any."""
@@ -308,7 +308,11 @@ class McpSource:
     ) -> Report:
         """Synchronous ``areport``."""
         where = self._dir(cwd)
-        return self._rt.run(lambda: self._report(where, kind, server, progress))
+        return self._rt.run(
+            lambda: directory_report(
+                self._rt.need_core(), where, kind, server, progress, refresh=not self._rt.owned
+            )
+        )
 
     def tool_specs(self, cwd: PathArg = None) -> list[ToolSpec]:
         """The catalogue behind the last discovery of ``cwd`` (for listings)."""
@@ -336,7 +340,7 @@ class McpSource:
             McpError: ``server`` names no configured server, or it cannot be reached.
         """
         where = self._dir(cwd)
-        return self._rt.run(lambda: self._approve_changes(where, server))
+        return self._rt.run(lambda: self._rt.need_core().approve_server(where, server))
 
     def close(self) -> None:
         """Stop every server and release the loop (idempotent)."""
@@ -347,90 +351,6 @@ class McpSource:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # -- internals ---------------------------------------------------------------------
-
-    # -- skills (SEP-2640): metadata listing and verified reads happen in the skills layer --
-
-    def skill_servers(self, cwd: PathArg, switches: Mapping[str, bool] | None = None) -> list[str]:
-        """Servers of ``cwd`` whose skills are on (``resolve.skill_servers``: the user's
-        ``<server>:*`` switches, else the entries). Reads config only; nothing is started."""
-        where = self._dir(cwd)
-        fp = resolve.fingerprint(where, self._servers, include_config=self._include_config)
-        key = (where, fp, tuple(sorted((switches or {}).items())))
-        hit = self._skill_servers.get(where)
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        config = resolve.load(
-            where,
-            servers=self._servers,
-            include_config=self._include_config,
-            disabled=self._disabled,
-        )
-        names = resolve.skill_servers(config, switches)
-        self._skill_servers[where] = (key, names)
-        return names
-
-    def skill_generation(self, cwd: PathArg, servers: Collection[str]) -> tuple[object, ...]:
-        """Changes when one of ``servers`` reconnected or said its resources changed."""
-        where = self._dir(cwd)
-
-        async def gen() -> tuple[object, ...]:
-            view = self._need_core().view(where)
-            return tuple(
-                (h.name, id(h.conn), h.skills_version) for h in view.handles if h.name in servers
-            )
-
-        return self._rt.run(gen)
-
-    def skill_listings(
-        self, cwd: PathArg, servers: Collection[str], *, limit: int
-    ) -> list[tuple[str, list[WireSkill], list[str], CacheHint]]:
-        """``(server, skills, problems, cache hints)`` for each of ``servers`` (connecting
-        only those)."""
-        where = self._dir(cwd)
-        return self._rt.run(lambda: self._skills(where, servers, limit))
-
-    def read_skill_file(self, cwd: PathArg, server: str, uri: str, *, limit: int) -> bytes:
-        """Resource ``uri`` of ``server`` as bytes (the caller verifies it).
-
-        Raises:
-            McpError: the server is unknown or down, or the read failed.
-        """
-        where = self._dir(cwd)
-
-        async def read() -> bytes:
-            core = self._need_core()
-            view = await core.discover(where, only=[server])
-            for h in view.handles:
-                if h.name == server:
-                    try:
-                        return await core.read_bytes(h, uri, limit)
-                    except ValueError as exc:
-                        raise McpToolError(str(exc), server=server) from None
-            raise McpToolError(f"no MCP server {server!r} here", server=server)
-
-        return self._rt.run(read)
-
-    async def _skills(
-        self, where: Path, servers: Collection[str], limit: int
-    ) -> list[tuple[str, list[WireSkill], list[str], CacheHint]]:
-        core = self._need_core()
-        view = await core.discover(where, only=list(servers))
-        out: list[tuple[str, list[WireSkill], list[str], CacheHint]] = []
-        for h in view.handles:
-            if h.name not in servers:
-                continue
-            if not h.connected:
-                out.append((h.name, [], [f"server is not connected: {h.last_error}"], NO_HINT))
-                continue
-            try:
-                skills, problems, hint = await core.skills(h, limit)
-            except McpToolError as exc:
-                out.append((h.name, [], [str(exc)], NO_HINT))
-                continue
-            out.append((h.name, skills, problems, hint))
-        return out
 
     def _dir(self, cwd: PathArg) -> Path:
         return resolve_cwd(cwd) if cwd is not None else (self._cwd or Path.cwd())
@@ -445,106 +365,21 @@ class McpSource:
             approver=self._approver,
         )
 
-    def _need_core(self) -> SourceCore:
-        if self._rt.core is None:
-            raise UsageError("this McpSource is closed")
-        return self._rt.core
-
     async def _discover(self, where: Path, force: bool, progress: ProgressFn | None) -> list[Tool]:
-        core = self._need_core()
+        core = self._rt.need_core()
         if not self._rt.owned:
             await core.refresh_expired()
         view = await core.discover(where, force=force, progress=progress)
-        return self._tools_of(view)
-
-    async def _call(
-        self, name: str, params: dict[str, Any], where: Path, opts: _CallOptions
-    ) -> ToolResult:
-        core = self._need_core()
-        spec = core.find(name, where)
-        if spec is None:
-            view = core.view(where)
-            if not view.config.enabled:
-                raise McpToolError(
-                    f"cannot call {name!r}: MCP is off here ({view.config.disabled_reason})"
-                )
-            owners = core.owners(view, name)
-            if owners:
-                await core.discover(where, only=owners)
-                spec = core.find(name, where)
-        if spec is None:
-            raise core.unknown(name, where)
-        return await core.invoke(
-            spec, params, timeout=opts.timeout, on_progress=opts.on_progress, approved=opts.approved
-        )
+        return self._rt.tools(view)
 
     async def _status(self, where: Path) -> dict[str, Any]:
-        out = self._need_core().status(where)
+        out = directory_status(self._rt.need_core(), where)
         out["refresh_interval_ms"] = self.refresh_interval_ms
         return out
 
-    async def _approve_changes(self, where: Path, server: str) -> list[str]:
-        core = self._need_core()
-        require_server(core.view(where).config, server)
-        view = await core.discover(where, force=True, only=(server,))
-        handle = next(h for h in view.handles if h.name == server)
-        if not handle.connected:
-            raise McpConnectError(
-                f"cannot list its tools: {handle.last_error or 'not connected'}", server=server
-            )
-        return core.approve_changes(handle)
-
     async def _specs(self, where: Path) -> list[ToolSpec]:
-        core = self._need_core()
+        core = self._rt.need_core()
         return list((await core.discover(where)).specs)
-
-    async def _report(
-        self, where: Path, kind: ListingKind, server: str | None, progress: ProgressFn | None
-    ) -> Report:
-        core = self._need_core()
-        if server is not None:
-            require_server(core.view(where).config, server)
-        if not self._rt.owned and server is None:
-            await core.refresh_expired()
-        only = None if server is None else (server,)
-        view = await core.discover(where, progress=progress, only=only)
-        return await collect(core, view, kind, server)
-
-    def _tools_of(self, view: View) -> list[Tool]:
-        key = (view.cwd, view.generation)
-        tools = self._tools.get(key)
-        if tools is None:
-            self._tools = {k: v for k, v in self._tools.items() if k[0] != view.cwd}
-            tools = self._tools[key] = [self._make_tool(s) for s in view.specs]
-        return list(tools)
-
-    def _make_tool(self, spec: ToolSpec) -> Tool:
-        core = self._need_core()
-        handler: Any
-        if self._rt.owned:
-
-            async def handler(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-                return await self._rt.arun(lambda: core.invoke(spec, params))
-
-        else:
-
-            def handler(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-                return self._rt.run(lambda: core.invoke(spec, params))
-
-        return Tool(
-            name=spec.name,
-            description=spec.description,
-            parameters=spec.input_schema,
-            handler=handler,
-            label=spec.label,
-            origin="mcp",
-        )
-
-
-class _CallOptions(NamedTuple):
-    timeout: float | None
-    on_progress: OnProgressFn | None
-    approved: bool
 
 
 def default_source() -> McpSource:

@@ -125,7 +125,7 @@ class McpSkillSource:
         """Servers of ``cwd`` whose skills are on (reads config; starts nothing)."""
         switch = self._switches(cwd)
         if self._source is not None:
-            return list(self._source.skill_servers(cwd or home(), switch))
+            return list(self._source.skills.servers(cwd or home(), switch))
         if not may_offer_skills(cwd or home(), switched=any(switch.values())):
             return []  # the common case, decided without loading the config parser
         from lemon_skills.mcp.config import resolve
@@ -152,7 +152,7 @@ class McpSkillSource:
             def fetch(uri: str, limit: int) -> bytes:
                 # Started on the first read: a saved listing with its bodies at hand never
                 # starts the server.
-                data: bytes = self._mcp().read_skill_file(where, server, uri, limit=limit)
+                data: bytes = self._mcp().skills.read(where, server, uri, limit=limit)
                 return data
 
             found = self._fetchers[(where, server)] = fetch
@@ -184,7 +184,7 @@ class McpSkillSource:
         if self._from_saved():
             keys = self._keys(where, names).values()
             return (tuple(names), tuple(file_sig(saved.path_of(k)) for k in keys), epoch)
-        return (tuple(names), self._mcp().skill_generation(where, names), epoch)
+        return (tuple(names), self._mcp().skills.generation(where, names), epoch)
 
     def listings(self, cwd: Path | None) -> list[Listing]:
         stamp = self.generation(cwd)
@@ -234,7 +234,7 @@ class McpSkillSource:
         for later runs when they answered."""
         from lemon_skills.skills.remote.verify import MAX_SKILLS_PER_SERVER
 
-        found = self._mcp().skill_listings(where, names, limit=MAX_SKILLS_PER_SERVER)
+        found = self._mcp().skills.listings(where, names, limit=MAX_SKILLS_PER_SERVER)
         keys = self._keys(where, names) if self._persist else {}
         out = {}
         for server, wire, problems, hint in found:

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from lemon_skills.errors import McpError, McpToolError
+from lemon_skills.mcp.catalog import reads
 from lemon_skills.mcp.config.entries import ServerConfig
 from lemon_skills.mcp.config.resolve import ResolvedConfig, server_called
 
 if TYPE_CHECKING:
-    from lemon_skills.mcp.catalog.views import SourceCore, View
+    from lemon_skills.mcp.catalog.views import View, Views
     from lemon_skills.mcp.session.handle import ServerHandle
+    from lemon_skills.mcp.session.lifecycle import ProgressFn
 
 ListingKind = Literal["tools", "resources", "prompts"]
 
@@ -86,7 +89,31 @@ def down(h: ServerHandle) -> ServerProblem | None:
     return ServerProblem(server=h.name, state=state, error=reason)
 
 
-async def collect(core: SourceCore, view: View, kind: ListingKind, server: str | None) -> Report:
+async def directory_report(
+    core: Views,
+    where: Path,
+    kind: ListingKind,
+    server: str | None,
+    progress: ProgressFn | None,
+    *,
+    refresh: bool,
+) -> Report:
+    """The report of ``kind`` for ``where`` (or only ``server``), brought up to date first;
+    ``refresh``: also refresh the expired views (nothing else does between calls).
+
+    Raises:
+        McpError: ``server`` names no configured server.
+    """
+    if server is not None:
+        require_server(core.view(where).config, server)
+    if refresh and server is None:
+        await core.refresh_expired()
+    only = None if server is None else (server,)
+    view = await core.discover(where, progress=progress, only=only)
+    return await collect(core, view, kind, server)
+
+
+async def collect(core: Views, view: View, kind: ListingKind, server: str | None) -> Report:
     """The report of ``kind`` for an up-to-date ``view`` (``server`` already checked)."""
     handles = [h for h in view.handles if server is None or h.name == server]
     problems = [p for h in handles if (p := down(h)) is not None]
@@ -99,7 +126,8 @@ async def collect(core: SourceCore, view: View, kind: ListingKind, server: str |
             if not h.connected or not h.listing.capabilities.get(kind):
                 continue
             try:
-                listed = await (core.resources(h) if kind == "resources" else core.prompts(h))
+                read = reads.resources if kind == "resources" else reads.prompts
+                listed = await read(core.manager, h)
             except McpToolError as exc:
                 reason = str(exc).removeprefix(f"MCP server {h.name!r}: ")
                 problems.append(ServerProblem(server=h.name, state="error", error=reason))

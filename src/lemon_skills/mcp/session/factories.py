@@ -25,13 +25,13 @@ from mcp.client.session import SamplingFnT
 
 from lemon_skills.approvals.records import DEFAULT_EXPIRES_IN_S, ApprovalContext
 from lemon_skills.approvals.store import ApprovalStore
-from lemon_skills.mcp.catalog.views import Approver
+from lemon_skills.mcp.catalog.calls import Approver
 from lemon_skills.mcp.config.entries import HttpServer, ServerConfig
 from lemon_skills.mcp.oauth.flows import AuthorizationObserverFn, CodeProviderFn
 from lemon_skills.mcp.oauth.provider import LemonOAuthProvider, build_auth
 from lemon_skills.mcp.sampling.handler import DelegateFn, sampling_callback
 from lemon_skills.mcp.session.connect import expand
-from lemon_skills.mcp.session.manager import AuthFactory, SamplingFactory
+from lemon_skills.mcp.session.lifecycle import AuthFactory, SamplingFactory
 
 #: The host's decision on one tool call: ``decide({"server", "tool", "name", "arguments"})``.
 HostDecision = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]
