@@ -12,10 +12,8 @@ the rows of the edited documents only (``update_index``), and the result equals 
 
 from __future__ import annotations
 
-import contextlib
-import gc
 from collections import Counter
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -89,25 +87,6 @@ def _long_cols(weights: Weights) -> list[int]:
 
 def build_index(docs: Sequence[Document], weights: Weights, *, memo: Memo | None = None) -> Index:
     """Tokenise every document (once per ``stamp`` with a ``memo``) and count each term."""
-    with _collector_paused():
-        return _build(docs, weights, memo)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cycle collector off while a build allocates: each document's counters survive
-    until the end, so they would be scanned again and again (a fifth of a large build)
-    though they form no cycle."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _build(docs: Sequence[Document], weights: Weights, memo: Memo | None) -> Index:
     ids: dict[str, int] = {}
     builder = rows_mod.Builder(len(weights.fields), ids)
     long_cols = _long_cols(weights)
