@@ -210,6 +210,6 @@ def test_occurrences_count_as_term_counts_does() -> None:
         )
         want = tokens.term_counts(text)
         terms = set(rng.sample(sorted(want), min(5, len(want)))) | {"nowher"}
-        assert focus._spaced(text).split() == tokens.words(text)
+        assert tokens.spaced(text).split() == tokens.words(text)
         got = focus.Occurrences(terms)(text)
         assert got == {t: n for t, n in want.items() if t in terms}, text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from lemon_skills.search import tokens
 
 
@@ -21,3 +23,11 @@ def test_one_edit_apart():
     assert tokens.within_one_edit("form", "from")
     assert not tokens.within_one_edit("form", "farm2")
     assert "kubernets" in tokens.deletions("kubernetes")
+
+
+def test_spaced_words_and_term_counts_agree_with_words():
+    # "é" forces a fold, which turns "™" into capitals that words() does not take for a word.
+    for text in ["Café™ deploys—DEPLOYING", "naïve x²", "Straße ﬁle", "plain ASCII text"]:
+        assert tokens.spaced(text).split() == tokens.words(text), text
+        assert tokens.term_counts(text) == Counter(tokens.terms(text)), text
+    assert list(tokens.term_counts("zebra and apples, zebras")) == ["zebra", "appl"]

@@ -6,6 +6,7 @@ document's short fields in byte form (``Shorts``) and decodes one only when an u
 
 from __future__ import annotations
 
+import itertools
 import marshal
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
@@ -18,15 +19,19 @@ from lemon_skills.search.schema import FORMAT, Document, Weights
 
 def bigrams(terms: Sequence[str]) -> Iterable[str]:
     """Adjacent term pairs, the phrase keys of the index (``"merg pdf"``)."""
-    return (f"{a} {b}" for a, b in zip(terms, terms[1:], strict=False))
+    return map(" ".join, zip(terms, terms[1:], strict=False))
 
 
 def _short_counts(value: str) -> tuple[Counter[str], tuple[str, ...], list[str]]:
-    raw = tuple(w for w in tokens.words(value) if tokens.is_content(w))
-    terms = [tokens.stem(w) for w in raw]
+    raw, terms = tokens.content_terms(value)
     counts: Counter[str] = Counter(terms)
     counts.update(bigrams(terms))
     return counts, raw, terms
+
+
+def _lexical(words: Sequence[str], terms: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """(word, term) of each word of 3 letters or more (those typo fixes and compounds read)."""
+    return itertools.compress(zip(words, terms, strict=True), [len(w) >= 3 for w in words])
 
 
 FieldCounts = list[tuple[str, Counter[str], int]]
@@ -89,7 +94,7 @@ def analyse_document(doc: Document, weights: Weights) -> Analysed:
             counts, words, terms = _short_counts(value)
             fields.append((fname, counts, len(terms)))
             raw.append(words)
-            lexicon.update((w, t) for w, t in zip(words, terms, strict=True) if len(w) >= 3)
+            lexicon.update(_lexical(words, terms))
     return Analysed(fields=tuple(fields), short_words=tuple(raw), lexicon=tuple(lexicon.items()))
 
 

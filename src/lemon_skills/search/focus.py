@@ -16,7 +16,6 @@ first answers agree.
 
 from __future__ import annotations
 
-import functools
 import re
 import string
 from collections import Counter
@@ -48,12 +47,6 @@ NON_CONTENT = frozenset(
     | set(string.ascii_lowercase + string.digits)
     | {f"{i:02d}" for i in range(100)}
 )
-_WORD_CHARS = frozenset(string.ascii_lowercase + string.digits)
-#: Bytes to what ``tokens.words`` makes of them: letters lower-cased, digits kept, others a space.
-_SPACES = bytes(
-    ord(chr(c).lower()) if chr(c).lower() in _WORD_CHARS else ord(" ") for c in range(256)
-)
-_ASCII = bytes(range(128))
 #: Snowball's irregular words whose stem is no prefix of them once its changed last letter is
 #: dropped ("dying" -> "die", "skies" -> "sky").
 _IRREGULAR = {"die": ("di", "dy"), "lie": ("li", "ly"), "tie": ("ti", "ty"), "sky": ("sk",)}
@@ -108,33 +101,10 @@ class Occurrences:
         if self._words is None:
             return out
         terms = self.terms
-        for word, n in Counter(self._words.findall(_spaced(text))).items():
+        for word, n in Counter(self._words.findall(tokens.spaced(text))).items():
             if word not in NON_CONTENT and (t := tokens.stem(word)) in terms:
                 out[t] += n
         return out
-
-
-def _spaced(text: str) -> str:
-    """``text`` as ``tokens.words`` splits it: ASCII letters and digits lower-cased and every
-    other character a space, so each word is where it was, after a leading space (its
-    ``split()`` is ``tokens.words(text)``).
-
-    Folding (case, accents, compatibility forms) is needed only when a character other than
-    ASCII could become part of a word ("é" -> "e", "²" -> "2") or vanish (a combining mark
-    joins its neighbours): most texts' other characters are dashes, quotes and symbols.
-    """
-    if not text.isascii():
-        others = text.encode("utf-8", "surrogatepass").translate(None, _ASCII)
-        if not all(map(_separates, set(others.decode("utf-8", "surrogatepass")))):
-            text = tokens.fold(text)
-    return " " + text.encode("ascii", "replace").translate(_SPACES).decode("ascii")
-
-
-@functools.lru_cache(maxsize=4096)
-def _separates(char: str) -> bool:
-    """Whether ``char`` folds to something that only separates words."""
-    folded = tokens.fold(char)
-    return folded != "" and not any(c in _WORD_CHARS for c in folded)
 
 
 def _trie(words: Iterable[str]) -> str:
@@ -214,7 +184,7 @@ def focused_index(
     words = [
         [
             list(map(canon.setdefault, ws, ws))
-            for ws in (_spaced(d.fields.get(fields[j], "")).split() for j in short)
+            for ws in (tokens.spaced(d.fields.get(fields[j], "")).split() for j in short)
         ]
         for d in docs
     ]

@@ -12,6 +12,7 @@ overlay grows.
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -240,35 +241,51 @@ class Builder:
     def __init__(self, width: int, ids: dict[str, int]) -> None:
         self.width = width
         self.ids = ids
-        # Four bytes a count (one for the field): a build's peak memory is these arrays.
+        # Four bytes a count: a build's peak memory is these arrays. The document and field
+        # of a count are kept once per ``add`` (with how many counts it added).
         self._term = array("i")
-        self._doc = array("i")
-        self._col = array("B")
         self._tf = array("i")
+        self._add_doc = array("i")
+        self._add_col = array("B")
+        self._add_size = array("i")
 
     def add(self, doc: int, col: int, counts: Mapping[str, int]) -> None:
         """Count ``counts`` in field ``col`` of document ``doc`` (each pair added once)."""
         if not counts:
             return
         ids = self.ids
-        self._term.extend([ids.setdefault(t, len(ids)) for t in counts])
+        # Numbered in the order ``counts`` lists them, as each is first seen; lookups stay in
+        # C (most terms of a document are known: only the new ones are numbered here).
+        new = list(itertools.filterfalse(ids.__contains__, counts))
+        if new:
+            ids.update(zip(new, itertools.count(len(ids))))
+        self._term.extend(map(ids.__getitem__, counts))
         self._tf.extend(counts.values())
-        k = len(counts)
-        self._doc.extend([doc] * k)
-        self._col.extend([col] * k)
+        self._add_doc.append(doc)
+        self._add_col.append(col)
+        self._add_size.append(len(counts))
 
     def rows(self) -> Rows:
         """The rows collected so far, sorted by term, then document."""
         if not self._term:
             return empty(self.width)
-        term = np.frombuffer(self._term, dtype=np.int32).astype(np.int64)
-        key = (term << 32) | np.frombuffer(self._doc, dtype=np.int32)
-        del term
-        uniq, slot = np.unique(key, return_inverse=True)
-        del key
+        size = np.frombuffer(self._add_size, dtype=np.int32)
+        key = np.frombuffer(self._term, dtype=np.int32).astype(np.int64) << 32
+        key |= np.repeat(np.frombuffer(self._add_doc, dtype=np.int32), size)
+        # A stable sort (timsort, which the runs of increasing keys each document's new terms
+        # make faster than ``np.unique``'s); one (term, document)'s fields become one row.
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        first = np.empty(len(key), dtype=np.bool_)
+        first[0] = True
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        slot = np.cumsum(first) - 1
+        uniq = key[first]
+        del key, first
         tf_all = np.frombuffer(self._tf, dtype=np.int32)
         tf = np.zeros((len(uniq), self.width), dtype=_counts_dtype(int(tf_all.max())))
-        tf[slot, np.frombuffer(self._col, dtype=np.uint8)] = tf_all
+        col = np.repeat(np.frombuffer(self._add_col, dtype=np.uint8), size)
+        tf[slot, col[order]] = tf_all[order]
         return Rows((uniq >> 32).astype(np.int32), (uniq & 0xFFFFFFFF).astype(np.int32), tf)
 
 
